@@ -1,0 +1,64 @@
+# tenferro-web: every entry point. `make demo` runs the main job, `make test` runs every test.
+# Each target installs what it needs (Debian packages, a venv, npm packages, the Pyodide dist)
+# and is quick when that is already done.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BUILD := build
+STAMPS := $(BUILD)/.stamps
+WHEEL_DIR := $(BUILD)/wheel
+PYODIDE_DIST := $(BUILD)/pyodide
+WHEEL := $(WHEEL_DIR)/tenferro_web-0.1.0-py3-none-any.whl
+PACKAGE_FILES := pyproject.toml README.md $(shell find src js wgsl -type f -not -path '*/__pycache__/*' 2>/dev/null)
+# Browser tests run pytest-pyodide's selenium runner on Debian's Chromium + chromedriver.
+BROWSER_ARGS := --dist-dir=$(PYODIDE_DIST) --runner selenium --rt chrome
+export SE_OFFLINE := true
+
+.PHONY: help demo serve test test-host test-browser bench lite dist wheel clean
+
+help:
+	@echo "make demo    run the demo page in headless Chromium on its WebGPU adapter (SERVE=1: serve it)"
+	@echo "make test    run every test: host (plain CPython) and browser (Pyodide + WebGPU)"
+	@echo "make bench   run the benchmarks and write bench/results/*.json"
+
+$(STAMPS)/system: tools/setup_system.sh
+	tools/setup_system.sh
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/venv: requirements/dev.txt $(STAMPS)/system
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements/dev.txt
+	@touch $@
+
+$(STAMPS)/npm: package.json package-lock.json $(STAMPS)/system
+	npm ci --no-audit --no-fund --loglevel=error
+	@mkdir -p $(STAMPS) && touch $@
+
+$(WHEEL): $(PACKAGE_FILES) $(STAMPS)/venv
+	rm -rf $(WHEEL_DIR)
+	$(PY) -m build --wheel --no-isolation --outdir $(WHEEL_DIR) . >/dev/null
+	@ls $(WHEEL) >/dev/null
+
+$(PYODIDE_DIST)/pyodide-lock.json: $(WHEEL) $(STAMPS)/npm tools/pyodide_dist.py
+	$(PY) tools/pyodide_dist.py --npm-dir node_modules/pyodide --cache .cache/wheels \
+	    --out $(PYODIDE_DIST) --add-wheel $(WHEEL)
+
+wheel: $(WHEEL)
+dist: $(PYODIDE_DIST)/pyodide-lock.json
+
+test-host: $(WHEEL)
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(WHEEL)
+	$(PY) -m pytest tests/host -q
+
+test-browser: dist
+	$(PY) -m pytest tests/browser $(BROWSER_ARGS)
+
+test: test-host test-browser
+
+clean:
+	rm -rf $(BUILD) $(VENV) node_modules .cache

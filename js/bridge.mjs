@@ -1,0 +1,266 @@
+// tenferro-web's only JavaScript: a thin layer between Python (Pyodide) and navigator.gpu.
+//
+// Python owns every decision (buffers, pipelines, what to dispatch); this module turns compact
+// descriptions into WebGPU calls. Work arrives as one command stream per flush (Uint32 words,
+// see `submit`), so an op costs Python no JavaScript call until readback or synchronize().
+// Uses globalThis, never window: it runs on the main thread and in Web Workers alike.
+
+const OP_DISPATCH = 1; // pipeline, paramOffsetWords, paramCountWords, x, y, z, nBuffers, ids...
+const OP_COPY = 2; //     srcId, srcOffset, dstId, dstOffset, byteLength
+const OP_CLEAR = 3; //    id, offset, byteLength
+
+// Limits asked for at their adapter maxima: the defaults (128-256 MiB) are far below what
+// adapters offer, and tensors are bounded by these.
+const LIMITS = [
+  "maxBufferSize",
+  "maxStorageBufferBindingSize",
+  "maxComputeWorkgroupsPerDimension",
+  "maxComputeInvocationsPerWorkgroup",
+  "maxComputeWorkgroupSizeX",
+  "maxComputeWorkgroupSizeY",
+  "maxComputeWorkgroupSizeZ",
+  "maxComputeWorkgroupStorageSize",
+  "maxStorageBuffersPerShaderStage",
+];
+const OPTIONAL_FEATURES = ["subgroups", "shader-f16", "timestamp-query"];
+
+export class BridgeError extends Error {
+  constructor(kind, message) {
+    super(message);
+    this.name = "BridgeError";
+    this.kind = kind; // "no-webgpu" | "no-adapter" | "device" | "lost" | "gpu"
+  }
+}
+
+export function hasWebGpu() {
+  return Boolean(globalThis.navigator && globalThis.navigator.gpu);
+}
+
+export async function openDevice(powerPreference) {
+  if (!hasWebGpu()) {
+    throw new BridgeError("no-webgpu", "navigator.gpu is missing: this browser or context has no WebGPU");
+  }
+  const options = powerPreference ? { powerPreference } : {};
+  const adapter = await globalThis.navigator.gpu.requestAdapter(options);
+  if (!adapter) {
+    throw new BridgeError("no-adapter", "navigator.gpu.requestAdapter() returned no adapter");
+  }
+  const requiredLimits = {};
+  for (const name of LIMITS) requiredLimits[name] = adapter.limits[name];
+  const requiredFeatures = OPTIONAL_FEATURES.filter((f) => adapter.features.has(f));
+  let device;
+  try {
+    device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
+  } catch (e) {
+    throw new BridgeError("device", `requestDevice failed: ${e.message ?? e}`);
+  }
+  return new DeviceContext(adapter, device);
+}
+
+export class DeviceContext {
+  constructor(adapter, device) {
+    this.adapter = adapter;
+    this.device = device;
+    this.buffers = new Map();
+    this.nextBufferId = 1;
+    this.pipelines = [];
+    this.paramsBuffer = null;
+    this.paramsAlign = device.limits.minStorageBufferOffsetAlignment;
+    this.lostReason = null;
+    this.errors = [];
+    device.lost.then((info) => {
+      this.lostReason = `${info.reason}: ${info.message}`;
+    });
+    device.addEventListener("uncapturederror", (event) => {
+      this.errors.push(`${event.error.constructor.name}: ${event.error.message}`);
+    });
+  }
+
+  describe() {
+    const info = this.adapter.info ?? {};
+    const limits = {};
+    for (const name of LIMITS) limits[name] = this.device.limits[name];
+    limits.minStorageBufferOffsetAlignment = this.device.limits.minStorageBufferOffsetAlignment;
+    return {
+      vendor: info.vendor ?? "",
+      architecture: info.architecture ?? "",
+      device: info.device ?? "",
+      description: info.description ?? "",
+      isFallbackAdapter: Boolean(info.isFallbackAdapter ?? this.adapter.isFallbackAdapter),
+      features: [...this.device.features].sort(),
+      limits,
+      context: typeof globalThis.document === "undefined" ? "worker" : "window",
+    };
+  }
+
+  // Errors the device reported since the last call (uncaptured validation/OOM/internal) and
+  // the loss reason; Python turns them into typed exceptions at its sync points.
+  takeErrors() {
+    const errors = this.errors;
+    this.errors = [];
+    return { lost: this.lostReason, errors };
+  }
+
+  createBuffer(byteLength, staging) {
+    const usage = staging
+      ? GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST
+      : GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    const id = this.nextBufferId++;
+    this.buffers.set(id, this.device.createBuffer({ size: byteLength, usage }));
+    return id;
+  }
+
+  destroyBuffer(id) {
+    const buffer = this.buffers.get(id);
+    if (buffer) {
+      buffer.destroy();
+      this.buffers.delete(id);
+    }
+  }
+
+  // Upload: one copy, straight from the Python buffer (a view of the wasm heap).
+  writeBuffer(id, byteOffset, pyBuffer) {
+    const view = pyBuffer.getBuffer("u8");
+    try {
+      this.device.queue.writeBuffer(this.buffers.get(id), byteOffset, view.data);
+    } finally {
+      view.release();
+    }
+  }
+
+  createPipeline(code, label) {
+    const device = this.device;
+    device.pushErrorScope("validation");
+    const module = device.createShaderModule({ code, label });
+    const pipeline = device.createComputePipeline({
+      label,
+      layout: "auto",
+      compute: { module, entryPoint: "main" },
+    });
+    device.popErrorScope().then((error) => {
+      if (error) this.errors.push(`pipeline ${label}: ${error.message}`);
+    });
+    this.pipelines.push(pipeline);
+    return this.pipelines.length - 1;
+  }
+
+  async createPipelineAsync(code, label) {
+    const module = this.device.createShaderModule({ code, label });
+    try {
+      const pipeline = await this.device.createComputePipelineAsync({
+        label,
+        layout: "auto",
+        compute: { module, entryPoint: "main" },
+      });
+      this.pipelines.push(pipeline);
+      return this.pipelines.length - 1;
+    } catch (e) {
+      throw new BridgeError("gpu", `pipeline ${label}: ${e.message ?? e}`);
+    }
+  }
+
+  // Encode and submit one command stream. `pyCommands` and `pyParams` are Python buffers of
+  // uint32 words; params are laid out by Python at `paramsAlign`-byte boundaries.
+  submit(pyCommands, pyParams) {
+    const commandsView = pyCommands.getBuffer("u32");
+    const paramsView = pyParams.getBuffer("u32");
+    try {
+      this.encodeAndSubmit(commandsView.data, paramsView.data);
+    } finally {
+      commandsView.release();
+      paramsView.release();
+    }
+  }
+
+  encodeAndSubmit(words, params) {
+    const device = this.device;
+    if (params.length > 0) {
+      const bytes = params.byteLength;
+      if (!this.paramsBuffer || this.paramsBuffer.size < bytes) {
+        // Queue order makes the old buffer safe to drop: earlier submits already hold it.
+        if (this.paramsBuffer) this.paramsBuffer.destroy();
+        this.paramsBuffer = device.createBuffer({
+          size: Math.max(bytes, 1 << 16),
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+        });
+      }
+      device.queue.writeBuffer(this.paramsBuffer, 0, params);
+    }
+    const encoder = device.createCommandEncoder();
+    let pass = null;
+    let i = 0;
+    while (i < words.length) {
+      const op = words[i];
+      if (op === OP_DISPATCH) {
+        const pipeline = this.pipelines[words[i + 1]];
+        const entries = [{
+          binding: 0,
+          resource: { buffer: this.paramsBuffer, offset: words[i + 2] * 4, size: words[i + 3] * 4 },
+        }];
+        const count = words[i + 7];
+        for (let b = 0; b < count; b++) {
+          entries.push({ binding: b + 1, resource: { buffer: this.buffers.get(words[i + 8 + b]) } });
+        }
+        const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+        if (!pass) pass = encoder.beginComputePass();
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, group);
+        pass.dispatchWorkgroups(words[i + 4], words[i + 5], words[i + 6]);
+        i += 8 + count;
+        continue;
+      }
+      if (pass) {
+        pass.end();
+        pass = null;
+      }
+      if (op === OP_COPY) {
+        encoder.copyBufferToBuffer(
+          this.buffers.get(words[i + 1]), words[i + 2],
+          this.buffers.get(words[i + 3]), words[i + 4], words[i + 5],
+        );
+        i += 6;
+      } else if (op === OP_CLEAR) {
+        encoder.clearBuffer(this.buffers.get(words[i + 1]), words[i + 2], words[i + 3]);
+        i += 4;
+      } else {
+        throw new BridgeError("gpu", `unknown command word ${op} at ${i}`);
+      }
+    }
+    if (pass) pass.end();
+    device.queue.submit([encoder.finish()]);
+  }
+
+  async synchronize() {
+    await this.device.queue.onSubmittedWorkDone();
+  }
+
+  // Readback, part 1: wait until the staging buffer is mapped (Python encoded the copy into it).
+  async mapStaging(stagingId) {
+    const staging = this.buffers.get(stagingId);
+    try {
+      await staging.mapAsync(GPUMapMode.READ);
+    } catch (e) {
+      throw new BridgeError(this.lostReason ? "lost" : "gpu", `mapAsync failed: ${e.message ?? e}`);
+    }
+  }
+
+  // Readback, part 2 (synchronous, so the wasm heap cannot move underneath): one copy from the
+  // mapped range into the destination numpy array, then unmap.
+  copyMapped(stagingId, pyDest, byteLength) {
+    const staging = this.buffers.get(stagingId);
+    const dest = pyDest.getBuffer("u8");
+    try {
+      dest.data.set(new Uint8Array(staging.getMappedRange(), 0, byteLength));
+    } finally {
+      dest.release();
+      staging.unmap();
+    }
+  }
+
+  destroy() {
+    for (const buffer of this.buffers.values()) buffer.destroy();
+    this.buffers.clear();
+    if (this.paramsBuffer) this.paramsBuffer.destroy();
+    this.device.destroy();
+  }
+}

@@ -1,0 +1,82 @@
+"""tenferro-web: tensor contractions on the GPU from Python in the browser (Pyodide + WebGPU).
+
+    import numpy as np, tenferro_web as tw
+    rt = await tw.WebGpuRuntime.create()
+    a, b = rt.upload(np.random.rand(64, 32)), rt.upload(np.random.rand(32, 16))
+    c = tw.dot_general(a, b, [1], [0])          # enqueued, returns a device tensor
+    print(await c.download())                   # one readback through mapAsync
+
+Device tensors are column-major (axis 0 fastest, batch axes last), as in tenferro-rs. Ops
+enqueue work and return at once; ``await tensor.download()`` and ``await runtime.synchronize()``
+are the host barriers (``*_sync`` variants block through JSPI where the browser allows it).
+Everything outside the supported subset raises a typed error; nothing falls back to the CPU.
+"""
+
+from __future__ import annotations
+
+from .config import CONFIG, event_domain_driver, transfer_between_runtimes
+from .dtypes import DType
+from .errors import (
+    AxisOutOfBounds,
+    AxisRoleConflict,
+    BackendFailure,
+    DeviceLost,
+    DTypeMismatch,
+    DuplicateAxis,
+    ErrorKind,
+    EventDomainUnavailable,
+    ForeignDomain,
+    HostAccessError,
+    IntegerOverflow,
+    InvalidArgument,
+    JSPIUnavailable,
+    LimitExceeded,
+    MappingSpanError,
+    NoAdapterError,
+    RankMismatch,
+    RuntimeStateError,
+    ShapeMismatch,
+    SubscriptError,
+    TenferroError,
+    UnsupportedDType,
+    UnsupportedError,
+    ValidationError,
+    ViewOutOfBounds,
+)
+from .runtime.ops import dot_general, dot_general_with_conj, to_contiguous, transpose
+from .runtime.runtime import AdapterInfo, RuntimeIdentity, WebGpuRuntime
+from .runtime.tensor import (
+    AllocationDomainId,
+    DeviceId,
+    DeviceKind,
+    MemoryKind,
+    Placement,
+    Tensor,
+    TensorView,
+)
+from .unsupported import OPS as UNSUPPORTED_OPS
+
+__version__ = "0.1.0"
+
+_default_runtime: WebGpuRuntime | None = None
+
+
+async def webgpu_available() -> bool:
+    """True when this context offers a WebGPU adapter (never raises)."""
+    from .transport.browser import BrowserTransport
+
+    return await BrowserTransport.available()
+
+
+async def default_runtime() -> WebGpuRuntime:
+    """One shared runtime per interpreter, created on first use."""
+    global _default_runtime
+    state = _default_runtime.state if _default_runtime is not None else None
+    if state is None or state.closed or state.lost:
+        _default_runtime = await WebGpuRuntime.create()
+    return _default_runtime
+
+
+# The rejected rest of the backend surface: tw.add(...), tw.reduce_sum(...), ... raise
+# UnsupportedError naming the op and what to do instead.
+globals().update(UNSUPPORTED_OPS)

@@ -1,0 +1,215 @@
+"""Executing planned ops on a runtime: upload, copies (compaction, transpose, packing), GEMM.
+
+Each op follows upstream's order: dtype dispatch, argument validation (pure planners), then
+residency on one runtime, then dispatches appended to the pending command stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import DType
+from ..errors import ForeignDomain, InvalidArgument, RuntimeStateError, UnsupportedDType
+from ..layout import ViewLayout, compact_strides
+from ..planning.copy_plan import CopyKind, plan_copy
+from ..planning.dot_general_plan import (
+    DotGeneralConfig,
+    DotGeneralPlan,
+    OperandBinding,
+    plan_dot_general,
+)
+from .kernels import KernelKey
+from .runtime import DeviceState, f32_word, word
+from .tensor import Tensor, TensorView
+
+# Layout copies move bits; WGSL can carry 1-, 4- and 8-byte elements of these dtypes.
+COPY_DTYPES = (DType.F32, DType.I32, DType.C32, DType.BOOL)
+_ELEMENT_TYPE = {4: "u32", 8: "vec2<u32>"}
+WG_1D = 256
+TILE = 16
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An op argument: its dtype and layout, and the device tensor if it has one."""
+
+    dtype: DType
+    layout: ViewLayout
+    tensor: Tensor | None
+    host_type: str = ""
+
+
+def operand(op: str, value: Any, argument: str) -> Operand:
+    if isinstance(value, Tensor):
+        return Operand(value.dtype, value.layout, value)
+    if isinstance(value, TensorView):
+        return Operand(value.dtype, value.layout, value.base)
+    if isinstance(value, np.ndarray | np.generic):
+        shape = tuple(np.shape(value))
+        return Operand(DType.from_numpy(np.asarray(value).dtype, op),
+                       ViewLayout(shape, compact_strides(shape), 0), None,
+                       type(value).__module__ + "." + type(value).__name__)
+    raise InvalidArgument(op, argument, f"expected a tenferro_web Tensor or TensorView, got "
+                                        f"{type(value).__name__}")
+
+
+def resident_state(op: str, *operands: Operand) -> DeviceState:
+    """Upstream ``ensure_resident_on_runtime``: device tensors of one allocation domain."""
+    for o in operands:
+        if o.tensor is None:
+            raise RuntimeStateError(
+                op, f"expected a WebGPU tensor, got host {o.host_type}; upload it first with "
+                    "runtime.upload(array)")
+    state = operands[0].tensor.allocation.state
+    for o in operands[1:]:
+        other = o.tensor.allocation.state
+        if other.domain != state.domain:
+            raise ForeignDomain(op, state.domain, other.domain)
+    state.check_usable(op)
+    return state
+
+
+def check_copy_dtype(op: str, dtype: DType) -> None:
+    if dtype not in COPY_DTYPES:
+        raise UnsupportedDType(
+            op, dtype, "WebGPU layout copies run F32, I32, C32 and Bool; download the tensor and "
+                       "use numpy.transpose / numpy.ascontiguousarray for this dtype")
+
+
+# --- copies --------------------------------------------------------------------------------
+
+
+def materialize(state: DeviceState, op: str, src: Tensor, layout: ViewLayout) -> Tensor:
+    """A fresh compact tensor holding the view ``layout`` of ``src`` (one planner for all)."""
+    plan = plan_copy(layout, op)
+    out = state.allocate(op, src.dtype, layout.shape)
+    if plan.size == 0:
+        return out
+    itemsize = src.dtype.itemsize
+    buffers = (src.allocation.buffer_id, out.allocation.buffer_id)
+    if itemsize == 1:
+        key = KernelKey.of("copy_strided_bytes")
+        groups = -(-plan.size // (4 * WG_1D))
+    elif plan.kind is CopyKind.LINEAR:
+        state.stream.copy(buffers[0], plan.src_offset * itemsize, buffers[1], 0,
+                          plan.size * itemsize)
+        return out
+    elif plan.kind is CopyKind.TILED and not state.adapter.is_cpu:
+        d0, d1 = plan.dims[0], plan.dims[1]
+        batch = plan.dims[2] if plan.rank == 3 else 1
+        tiles_j, tiles_i = -(-d1 // TILE), -(-d0 // TILE)
+        state.dispatch(op, KernelKey.of("transpose_tiled", ELEM=_ELEMENT_TYPE[itemsize]),
+                       [d0, d1, plan.src_offset, tiles_j, tiles_i, batch],
+                       tiles_j * tiles_i * batch, buffers)
+        return out
+    else:
+        key = KernelKey.of("copy_strided", ELEM=_ELEMENT_TYPE[itemsize])
+        groups = -(-plan.size // WG_1D)
+    params = [plan.size, plan.rank, word(plan.src_offset), *plan.dims,
+              *(word(s) for s in plan.src_strides)]
+    state.dispatch(op, key, params, groups, buffers)
+    return out
+
+
+def to_contiguous(x: Tensor | TensorView) -> Tensor:
+    """Materialise a strided view (signed strides, offset) into a fresh compact tensor on the
+    same device and allocation domain, with a new allocation id."""
+    op = "webgpu_to_contiguous"
+    src = operand(op, x, "input")
+    check_copy_dtype(op, src.dtype)
+    state = resident_state(op, src)
+    return materialize(state, op, src.tensor, src.layout)
+
+
+def transpose(x: Tensor | TensorView, perm: Sequence[int] | None = None) -> Tensor:
+    """``numpy.transpose`` into a fresh compact column-major tensor."""
+    op = "webgpu_transpose"
+    src = operand(op, x, "input")
+    check_copy_dtype(op, src.dtype)
+    axes = tuple(reversed(range(src.layout.rank))) if perm is None else perm
+    layout = src.layout.permuted(op, axes)
+    state = resident_state(op, src)
+    return materialize(state, op, src.tensor, layout)
+
+
+def upload(state: DeviceState, array: Any) -> Tensor:
+    op = "upload"
+    state.check_usable(op)
+    host = np.asarray(array)
+    dtype = DType.from_numpy(host.dtype, op)
+    if host.dtype != dtype.numpy:
+        host = host.astype(dtype.numpy)  # big-endian input
+    if host.ndim >= 2 and host.flags.c_contiguous and not host.flags.f_contiguous \
+            and dtype in COPY_DTYPES:
+        # Row-major bytes are the column-major tensor of the reversed shape: send them as they
+        # are and reorder once, on the GPU.
+        raw = state.allocate(op, dtype, host.shape[::-1])
+        state.write(raw, host.reshape(-1))
+        return materialize(state, op, raw, raw.layout.permuted(op, range(host.ndim - 1, -1, -1)))
+    out = state.allocate(op, dtype, host.shape)
+    if host.size:
+        state.write(out, np.asfortranarray(host).reshape(-1, order="F"))
+    return out
+
+
+# --- dot_general ---------------------------------------------------------------------------
+
+
+def bind(state: DeviceState, op: str, o: Operand,
+         binding: OperandBinding) -> tuple[Tensor, OperandBinding]:
+    if binding.pack_perm is None:
+        return o.tensor, binding
+    return materialize(state, op, o.tensor, o.layout.permuted(op, binding.pack_perm)), binding
+
+
+def select_gemm(state: DeviceState, plan: DotGeneralPlan) -> tuple[KernelKey, int, int]:
+    """Kernel and output tile for one GEMM (adapter- and shape-aware, see docs/kernels.md)."""
+    scalar = "c32" if plan.dtype is DType.C32 else "f32"
+    tm = tn = 4
+    wx = wy = 8
+    return KernelKey.of("gemm_blocked", SCALAR=scalar, TM=tm, TN=tn, WX=wx, WY=wy), wx * tm, wy * tn
+
+
+def dot_general_with_conj(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
+                          lhs_contracting: Sequence[int], rhs_contracting: Sequence[int],
+                          lhs_batch: Sequence[int] = (), rhs_batch: Sequence[int] = (),
+                          lhs_conj: bool = False, rhs_conj: bool = False) -> Tensor:
+    """``dot_general`` with conjugation flags (ignored for F32, as conj is the identity)."""
+    op = "webgpu_dot_general"
+    a = operand(op, lhs, "lhs")
+    b = operand(op, rhs, "rhs")
+    cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
+    plan = plan_dot_general(a.dtype, a.layout, b.dtype, b.layout, cfg)
+    state = resident_state(op, a, b)
+    out = state.allocate(op, plan.dtype, plan.out_shape)
+    if plan.out_size == 0:
+        return out
+    if plan.k == 0:
+        # Beyond upstream (which refuses K == 0): an empty sum is zero.
+        state.stream.clear(out.allocation.buffer_id, 0, (out.nbytes + 3) & ~3)
+        return out
+    a_tensor, a_bind = bind(state, op, a, plan.lhs)
+    b_tensor, b_bind = bind(state, op, b, plan.rhs)
+    key, tile_m, tile_n = select_gemm(state, plan)
+    tiles_m, tiles_n = -(-plan.m // tile_m), -(-plan.n // tile_n)
+    params = [plan.m, plan.n, plan.k, plan.batch, tiles_m, tiles_n,
+              *(word(v) for v in (a_bind.offset, a_bind.row_stride, a_bind.col_stride,
+                                  a_bind.batch_stride, b_bind.offset, b_bind.row_stride,
+                                  b_bind.col_stride, b_bind.batch_stride)),
+              f32_word(-1.0 if lhs_conj else 1.0), f32_word(-1.0 if rhs_conj else 1.0)]
+    state.dispatch(op, key, params, tiles_m * tiles_n * plan.batch,
+                   (a_tensor.allocation.buffer_id, b_tensor.allocation.buffer_id,
+                    out.allocation.buffer_id))
+    return out
+
+
+def dot_general(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
+                lhs_contracting: Sequence[int], rhs_contracting: Sequence[int],
+                lhs_batch: Sequence[int] = (), rhs_batch: Sequence[int] = ()) -> Tensor:
+    """Contract ``lhs`` and ``rhs``; output ``[lhs_free..., rhs_free..., batch...]``."""
+    return dot_general_with_conj(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch,
+                                 rhs_batch)

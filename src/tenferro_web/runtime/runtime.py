@@ -1,0 +1,388 @@
+"""The runtime: one WebGPU device, its buffers, pipelines and the pending command stream.
+
+Every op appends to one pending command stream (pure Python, no JavaScript call); the stream is
+submitted as one command buffer at a readback, at ``synchronize()``, or when it grows large.
+WebGPU's queue is in order, so that is all the ordering the wasm configuration needs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from array import array
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import DType
+from ..errors import (
+    BackendFailure,
+    DeviceLost,
+    LimitExceeded,
+    NoAdapterError,
+    RuntimeStateError,
+)
+from .kernels import KernelKey, render
+from .tensor import (
+    Allocation,
+    AllocationDomainId,
+    DeviceId,
+    DeviceKind,
+    MemoryKind,
+    Placement,
+    Tensor,
+)
+
+OP_DISPATCH, OP_COPY, OP_CLEAR = 1, 2, 3
+# A stream this long is submitted without waiting for a readback, to bound memory and latency.
+MAX_PENDING_DISPATCHES = 512
+# Free buffers kept for reuse; beyond this they are destroyed.
+POOL_BYTES = 256 << 20
+
+_domain_ids = itertools.count(1)
+_runtime_tokens = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class RuntimeIdentity:
+    """Equal for clones of one runtime, different for independently created runtimes."""
+
+    token: int
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    vendor: str
+    architecture: str
+    device: str
+    description: str
+    is_fallback: bool
+    features: tuple[str, ...]
+    limits: dict
+    context: str  # "window" or "worker"
+
+    @property
+    def is_cpu(self) -> bool:
+        """A software adapter (SwiftShader, lavapipe): kernels without barriers win there."""
+        return self.is_fallback or self.architecture in ("swiftshader", "lavapipe", "llvmpipe")
+
+
+def word(value: int) -> int:
+    """A signed or unsigned int as one uint32 word (two's complement)."""
+    return value & 0xFFFFFFFF
+
+
+def f32_word(value: float) -> int:
+    return int(np.array(value, dtype=np.float32).view(np.uint32))
+
+
+def buffer_capacity(byte_len: int) -> int:
+    """Size class of a pooled buffer: powers of two up to 1 MiB, then whole MiB."""
+    n = max(16, (byte_len + 3) & ~3)
+    if n <= 1 << 20:
+        return 1 << (n - 1).bit_length()
+    return (n + (1 << 20) - 1) & ~((1 << 20) - 1)
+
+
+class CommandStream:
+    """Dispatches, copies and clears, encoded as uint32 words for the bridge's ``submit``."""
+
+    def __init__(self, params_align_words: int):
+        self.align = params_align_words
+        self.reset()
+
+    def reset(self) -> None:
+        self.words = array("I")
+        self.params = array("I")
+        self.dispatches = 0
+
+    def __bool__(self) -> bool:
+        return len(self.words) > 0
+
+    def dispatch(self, pipeline: int, params: Sequence[int], grid: tuple[int, int, int],
+                 buffers: Sequence[int]) -> None:
+        pad = (-len(self.params)) % self.align  # storage bindings start at aligned offsets
+        if pad:
+            self.params.extend([0] * pad)
+        offset = len(self.params)
+        self.params.extend(params)
+        self.words.extend((OP_DISPATCH, pipeline, offset, len(params), *grid, len(buffers),
+                           *buffers))
+        self.dispatches += 1
+
+    def copy(self, src: int, src_offset: int, dst: int, dst_offset: int, size: int) -> None:
+        self.words.extend((OP_COPY, src, src_offset, dst, dst_offset, size))
+
+    def clear(self, buffer: int, offset: int, size: int) -> None:
+        self.words.extend((OP_CLEAR, buffer, offset, size))
+
+
+class DeviceState:
+    """Shared by a runtime and its clones: the device and everything allocated on it."""
+
+    def __init__(self, transport: Any, ordinal: int):
+        self.transport = transport
+        self.ordinal = ordinal
+        self.identity = RuntimeIdentity(next(_runtime_tokens))
+        self.domain = AllocationDomainId(next(_domain_ids))
+        info = transport.describe()
+        self.adapter = AdapterInfo(
+            vendor=info["vendor"], architecture=info["architecture"], device=info["device"],
+            description=info["description"], is_fallback=bool(info["isFallbackAdapter"]),
+            features=tuple(info["features"]), limits=dict(info["limits"]),
+            context=info["context"])
+        self.placement = Placement(MemoryKind.DEVICE, DeviceId(DeviceKind.WEBGPU, ordinal))
+        self.stream = CommandStream(self.adapter.limits["minStorageBufferOffsetAlignment"] // 4)
+        self.pipelines: dict[KernelKey, int] = {}
+        self.free_buffers: dict[int, list[int]] = defaultdict(list)
+        self.free_staging: dict[int, list[int]] = defaultdict(list)
+        self.free_bytes = 0
+        # Released while the pending stream may still read them: reusable after the next submit.
+        self.released: list[tuple[int, int]] = []
+        self.closed = False
+        self.lost: str | None = None
+
+    # --- state checks -----------------------------------------------------------------------
+    def check_usable(self, op: str) -> None:
+        if self.lost:
+            raise DeviceLost(op, f"the GPU device was lost ({self.lost}); create a new runtime "
+                                 "and upload the data again")
+        if self.closed:
+            raise RuntimeStateError(op, "this runtime was closed; create a new one")
+
+    def raise_device_errors(self, op: str) -> None:
+        lost, errors = self.transport.take_errors()
+        if lost:
+            self.lost = lost
+            self.check_usable(op)
+        if errors:
+            raise BackendFailure(op, "the GPU reported: " + "; ".join(errors))
+
+    # --- buffers ----------------------------------------------------------------------------
+    def check_buffer_size(self, op: str, byte_len: int) -> None:
+        limits = self.adapter.limits
+        for name in ("maxStorageBufferBindingSize", "maxBufferSize"):
+            if byte_len > limits[name]:
+                raise LimitExceeded(op, name, byte_len, limits[name],
+                                    "split the tensor into smaller ones, or use an adapter with "
+                                    "a larger limit")
+
+    def acquire_buffer(self, op: str, byte_len: int) -> tuple[int, int]:
+        self.check_buffer_size(op, byte_len)
+        capacity = buffer_capacity(byte_len)
+        if capacity > self.adapter.limits["maxStorageBufferBindingSize"]:
+            capacity = (byte_len + 3) & ~3
+        free = self.free_buffers.get(capacity)
+        if free:
+            self.free_bytes -= capacity
+            return free.pop(), capacity
+        return self.transport.create_buffer(capacity, False), capacity
+
+    def release_buffer(self, buffer_id: int, capacity: int) -> None:
+        if self.closed or self.lost:
+            return
+        self.released.append((buffer_id, capacity))
+
+    def recycle_released(self) -> None:
+        for buffer_id, capacity in self.released:
+            if self.free_bytes + capacity > POOL_BYTES:
+                self.transport.destroy_buffer(buffer_id)
+            else:
+                self.free_buffers[capacity].append(buffer_id)
+                self.free_bytes += capacity
+        self.released.clear()
+
+    def allocate(self, op: str, dtype: DType, shape: tuple[int, ...]) -> Tensor:
+        size = 1
+        for d in shape:
+            size *= d
+        byte_len = size * dtype.itemsize
+        if byte_len == 0:
+            return Tensor(dtype, shape, Allocation(self, 0, 0, 0))
+        buffer_id, capacity = self.acquire_buffer(op, byte_len)
+        return Tensor(dtype, shape, Allocation(self, buffer_id, byte_len, capacity))
+
+    # --- pipelines and submission -----------------------------------------------------------
+    def pipeline(self, key: KernelKey) -> int:
+        pipeline = self.pipelines.get(key)
+        if pipeline is None:
+            pipeline = self.transport.create_pipeline(render(key), key.label)
+            self.pipelines[key] = pipeline
+        return pipeline
+
+    async def prepare_pipelines(self, keys: Sequence[KernelKey]) -> None:
+        """Compile pipelines off the main thread (``createComputePipelineAsync``)."""
+        for key in keys:
+            if key not in self.pipelines:
+                self.pipelines[key] = await self.transport.create_pipeline_async(render(key),
+                                                                                 key.label)
+
+    def grid(self, op: str, groups: int) -> tuple[int, int, int]:
+        """Spread ``groups`` workgroups over x and y; kernels decode ``y * nx + x``."""
+        limit = self.adapter.limits["maxComputeWorkgroupsPerDimension"]
+        if groups <= limit:
+            return (max(groups, 1), 1, 1)
+        rows = -(-groups // limit)
+        if rows > limit:
+            raise LimitExceeded(op, "maxComputeWorkgroupsPerDimension", groups, limit * limit,
+                                "split the problem into smaller tensors")
+        return (limit, rows, 1)
+
+    def dispatch(self, op: str, key: KernelKey, params: Sequence[int], groups: int,
+                 buffers: Sequence[int]) -> None:
+        self.stream.dispatch(self.pipeline(key), params, self.grid(op, groups), buffers)
+        if self.stream.dispatches >= MAX_PENDING_DISPATCHES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.stream:
+            self.transport.submit(self.stream.words, self.stream.params)
+            self.stream.reset()
+        self.recycle_released()
+
+    async def synchronize(self, op: str) -> None:
+        self.check_usable(op)
+        self.flush()
+        await self.transport.synchronize()
+        self.raise_device_errors(op)
+
+    # --- transfers --------------------------------------------------------------------------
+    def write(self, tensor: Tensor, data: np.ndarray) -> None:
+        """Copy the bytes of a 1-D contiguous array into the tensor's buffer (queue order)."""
+        payload = data.view(np.uint8)
+        if payload.nbytes % 4:
+            # writeBuffer moves whole 32-bit words; only Bool tensors can end mid-word.
+            padded = np.zeros((payload.nbytes + 3) & ~3, np.uint8)
+            padded[: payload.nbytes] = payload
+            payload = padded
+        self.transport.write_buffer(tensor.allocation.buffer_id, 0, payload)
+
+    async def read_bytes(self, op: str, tensor: Tensor, byte_offset: int, dest: np.ndarray):
+        """Fill ``dest`` (1-D, contiguous) from the tensor's bytes starting at ``byte_offset``."""
+        self.check_usable(op)
+        nbytes = dest.nbytes
+        start = byte_offset & ~3  # copyBufferToBuffer moves 4-byte aligned words
+        span = ((byte_offset + nbytes + 3) & ~3) - start
+        staging_capacity = buffer_capacity(span)
+        free = self.free_staging.get(staging_capacity)
+        staging = free.pop() if free else self.transport.create_buffer(staging_capacity, True)
+        try:
+            self.stream.copy(tensor.allocation.buffer_id, start, staging, 0, span)
+            self.flush()
+            await self.transport.map_staging(staging, op)
+            if start == byte_offset and span == nbytes:
+                self.transport.copy_mapped(staging, dest.view(np.uint8), nbytes)
+            else:
+                words = np.empty(span, np.uint8)
+                self.transport.copy_mapped(staging, words, span)
+                lead = byte_offset - start
+                dest.view(np.uint8)[...] = words[lead: lead + nbytes]
+        except BaseException:
+            self.transport.destroy_buffer(staging)
+            raise
+        self.free_staging[staging_capacity].append(staging)
+        self.raise_device_errors(op)
+
+    async def download(self, tensor: Tensor, op: str) -> np.ndarray:
+        self.check_usable(op)
+        out = np.empty(tensor.shape, tensor.dtype.numpy, order="F")
+        if out.size:
+            await self.read_bytes(op, tensor, 0, out.reshape(-1, order="F"))
+        return out
+
+    async def download_span(self, tensor: Tensor, span: range, op: str) -> np.ndarray:
+        self.check_usable(op)
+        out = np.empty(len(span) // tensor.dtype.itemsize, tensor.dtype.numpy)
+        if out.size:
+            await self.read_bytes(op, tensor, span.start, out)
+        return out
+
+    def close(self) -> None:
+        if not self.closed and not self.lost:
+            self.transport.destroy()
+        self.closed = True
+
+
+class WebGpuRuntime:
+    """A handle on one WebGPU device. ``clone()`` shares the device and its identity."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: DeviceState):
+        self._state = state
+
+    @classmethod
+    async def create(cls, power_preference: str | None = None) -> WebGpuRuntime:
+        """Request an adapter and a device at the adapter's real buffer limits."""
+        op = "webgpu_runtime_init"
+        from ..transport.browser import BrowserTransport, in_browser
+
+        if not in_browser():
+            raise NoAdapterError(
+                op, "no browser WebGPU here (this Python is not Pyodide); run inside Pyodide")
+        return cls(DeviceState(await BrowserTransport.open(power_preference, op), 0))
+
+    @classmethod
+    def create_sync(cls, power_preference: str | None = None) -> WebGpuRuntime:
+        """``create`` without ``await``; needs JSPI in the browser."""
+        from ..transport.browser import run_sync
+
+        return run_sync(cls.create(power_preference), "create_sync",
+                        "await WebGpuRuntime.create()")
+
+    def clone(self) -> WebGpuRuntime:
+        return WebGpuRuntime(self._state)
+
+    def runtime_identity(self) -> RuntimeIdentity:
+        return self._state.identity
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WebGpuRuntime) and other._state is self._state
+
+    def __hash__(self) -> int:
+        return hash(self._state.identity)
+
+    @property
+    def allocation_domain(self) -> AllocationDomainId:
+        return self._state.domain
+
+    @property
+    def device_ordinal(self) -> int:
+        return self._state.ordinal
+
+    @property
+    def placement(self) -> Placement:
+        return self._state.placement
+
+    @property
+    def adapter(self) -> AdapterInfo:
+        return self._state.adapter
+
+    @property
+    def state(self) -> DeviceState:
+        return self._state
+
+    def __repr__(self) -> str:
+        a = self._state.adapter
+        return (f"WebGpuRuntime(adapter={a.vendor}/{a.architecture}, ordinal={self.device_ordinal},"
+                f" {self.allocation_domain}, context={a.context})")
+
+    def upload(self, array: Any) -> Tensor:
+        """Copy a numpy array (any memory order, any of the seven dtypes) to the device."""
+        from .ops import upload
+
+        return upload(self._state, array)
+
+    async def synchronize(self) -> None:
+        """Submit pending work and wait until the GPU finished it (the host barrier)."""
+        await self._state.synchronize("webgpu_runtime_synchronize")
+
+    def synchronize_sync(self) -> None:
+        self._state.transport.run_sync(self._state.synchronize("synchronize_sync"),
+                                       "synchronize_sync", "await runtime.synchronize()")
+
+    def close(self) -> None:
+        """Destroy the device now; tensors of this runtime become unusable."""
+        self._state.close()

@@ -1,0 +1,228 @@
+"""Device tensors and strided views, with their placement and allocation identity."""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..dtypes import DType
+from ..errors import InvalidArgument, MappingSpanError, UnsupportedError
+from ..layout import ISIZE_MAX, ViewLayout, compact_strides, validate_view
+
+if TYPE_CHECKING:
+    from .runtime import DeviceState, WebGpuRuntime
+
+
+class MemoryKind(enum.Enum):
+    DEVICE = "device"
+    MANAGED = "managed"  # a host-visible shared domain; browsers offer none
+
+
+class DeviceKind(enum.Enum):
+    WEBGPU = "webgpu"
+
+
+@dataclass(frozen=True)
+class DeviceId:
+    kind: DeviceKind
+    ordinal: int
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}:{self.ordinal}"
+
+
+@dataclass(frozen=True)
+class Placement:
+    memory_kind: MemoryKind
+    device: DeviceId
+    cpu_affinity: None = None
+
+
+@dataclass(frozen=True)
+class AllocationDomainId:
+    value: int
+
+    def __str__(self) -> str:
+        return f"domain#{self.value}"
+
+
+_allocation_ids = itertools.count(1)
+
+
+class Allocation:
+    """One device buffer (or none, for zero bytes) and its identity; frees itself when unused."""
+
+    __slots__ = ("state", "buffer_id", "byte_len", "capacity", "allocation_id", "__weakref__")
+
+    def __init__(self, state: DeviceState, buffer_id: int, byte_len: int, capacity: int):
+        self.state = state
+        self.buffer_id = buffer_id
+        self.byte_len = byte_len
+        self.capacity = capacity
+        self.allocation_id = next(_allocation_ids)
+
+    def __del__(self) -> None:
+        if self.buffer_id:
+            self.state.release_buffer(self.buffer_id, self.capacity)
+
+
+def mapping_range(op: str, byte_offset: int, byte_len: int, allocation_len: int,
+                  itemsize: int) -> range:
+    """Upstream's provider mapping-range checks: overflow, extent, then element alignment."""
+    for name, value in (("byte_offset", byte_offset), ("byte_len", byte_len)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InvalidArgument(op, name, f"{value!r} is not an int >= 0")
+    end = byte_offset + byte_len
+    if end > ISIZE_MAX:
+        raise MappingSpanError(op, f"WebGPU mapping span {byte_offset}+{byte_len} overflows")
+    if end > allocation_len:
+        raise MappingSpanError(op, f"WebGPU mapping span {byte_offset}..{end} exceeds the "
+                                   f"allocation of {allocation_len} bytes")
+    if byte_offset % itemsize or byte_len % itemsize:
+        raise MappingSpanError(op, f"WebGPU mapping span {byte_offset}..{end} is not "
+                                   f"element-aligned ({itemsize}-byte elements)")
+    return range(byte_offset, end)
+
+
+class Tensor:
+    """An owned, compact column-major tensor resident on one WebGPU runtime."""
+
+    __slots__ = ("dtype", "shape", "allocation", "__weakref__")
+
+    def __init__(self, dtype: DType, shape: tuple[int, ...], allocation: Allocation):
+        self.dtype = dtype
+        self.shape = shape
+        self.allocation = allocation
+
+    # --- metadata ---------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=object))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Element strides: compact column-major."""
+        return compact_strides(self.shape)
+
+    @property
+    def layout(self) -> ViewLayout:
+        return ViewLayout(self.shape, self.strides, 0)
+
+    @property
+    def runtime(self) -> WebGpuRuntime:
+        from .runtime import WebGpuRuntime
+
+        return WebGpuRuntime(self.allocation.state)
+
+    @property
+    def placement(self) -> Placement:
+        return self.allocation.state.placement
+
+    @property
+    def allocation_id(self) -> int:
+        return self.allocation.allocation_id
+
+    @property
+    def allocation_domain(self) -> AllocationDomainId:
+        return self.allocation.state.domain
+
+    def __repr__(self) -> str:
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, device={self.placement.device}, "
+                f"allocation={self.allocation_id})")
+
+    # --- views ------------------------------------------------------------------------------
+    def view(self, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> TensorView:
+        """A strided view (signed element strides, element offset) over this allocation."""
+        layout = validate_view("view", shape, strides, offset, self.size)
+        return TensorView(self, layout)
+
+    def transpose_view(self, perm: Sequence[int] | None = None) -> TensorView:
+        """Metadata-only transpose (no copy): shape and strides permuted together."""
+        return TensorView(self, self.layout).transpose_view(perm)
+
+    # --- transfers --------------------------------------------------------------------------
+    async def download(self) -> np.ndarray:
+        """Copy to a numpy array (column-major) through ``mapAsync``."""
+        return await self.allocation.state.download(self, "download")
+
+    def download_sync(self) -> np.ndarray:
+        """``download`` without ``await``; needs JSPI stack switching (a typed error if absent)."""
+        state = self.allocation.state
+        return state.transport.run_sync(state.download(self, "download_sync"), "download_sync",
+                                        "await tensor.download()")
+
+    async def download_span(self, byte_offset: int, byte_len: int) -> np.ndarray:
+        """The elements in bytes ``[byte_offset, byte_offset + byte_len)`` of the column-major
+        storage, as a 1-D numpy array of this dtype."""
+        span = mapping_range("download_span", byte_offset, byte_len, self.nbytes,
+                             self.dtype.itemsize)
+        return await self.allocation.state.download_span(self, span, "download_span")
+
+
+class TensorView:
+    """A strided view of a device tensor: metadata only, validated against its allocation."""
+
+    __slots__ = ("base", "layout")
+
+    def __init__(self, base: Tensor, layout: ViewLayout):
+        self.base = base
+        self.layout = layout
+
+    @property
+    def dtype(self) -> DType:
+        return self.base.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.layout.shape
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return self.layout.strides
+
+    @property
+    def offset(self) -> int:
+        return self.layout.offset
+
+    @property
+    def ndim(self) -> int:
+        return self.layout.rank
+
+    @property
+    def runtime(self) -> WebGpuRuntime:
+        return self.base.runtime
+
+    @property
+    def placement(self) -> Placement:
+        return self.base.placement
+
+    @property
+    def allocation(self) -> Allocation:
+        return self.base.allocation
+
+    def transpose_view(self, perm: Sequence[int] | None = None) -> TensorView:
+        axes = tuple(reversed(range(self.ndim))) if perm is None else perm
+        return TensorView(self.base, self.layout.permuted("transpose_view", axes))
+
+    def __repr__(self) -> str:
+        return (f"TensorView(shape={self.shape}, strides={self.strides}, offset={self.offset}, "
+                f"dtype={self.dtype}, base={self.base!r})")
+
+    async def download(self) -> np.ndarray:
+        raise UnsupportedError(
+            "download", "transfers need an owned tensor; materialise the view on the GPU with "
+                        "tenferro_web.to_contiguous(view) first, then download that tensor")
+

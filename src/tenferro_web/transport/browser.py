@@ -1,0 +1,152 @@
+"""The transport inside Pyodide: the only Python code that touches JavaScript.
+
+It loads ``js/bridge.mjs`` (shipped in the wheel) as an ES module and forwards compact calls to
+it: buffer ids, pipeline ids, uint32 command streams, and numpy buffers that JavaScript reads or
+fills in place (one copy each way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from importlib.resources import files
+from typing import Any
+
+from ..errors import BackendFailure, DeviceLost, JSPIUnavailable, NoAdapterError
+
+_bridge_module: Any = None
+
+
+def in_browser() -> bool:
+    try:
+        import js  # noqa: F401
+        from pyodide.ffi import JsProxy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+async def load_bridge() -> Any:
+    """Import the bridge once per interpreter, from the wheel's copy, through a Blob URL."""
+    global _bridge_module
+    if _bridge_module is None:
+        import js
+        from pyodide.code import run_js
+        from pyodide.ffi import to_js
+
+        source = (files("tenferro_web") / "js" / "bridge.mjs").read_text(encoding="utf-8")
+        options = to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries)
+        url = js.URL.createObjectURL(js.Blob.new(to_js([source]), options))
+        try:
+            _bridge_module = await run_js("(url) => import(url)")(url)
+        finally:
+            js.URL.revokeObjectURL(url)
+    return _bridge_module
+
+
+def _js_error_text(error: Exception) -> str:
+    return str(error).strip()
+
+
+class BrowserTransport:
+    """Owns one ``DeviceContext`` of the bridge (one GPUDevice)."""
+
+    name = "browser"
+
+    def __init__(self, context: Any):
+        self._ctx = context
+
+    @classmethod
+    async def open(cls, power_preference: str | None, op: str) -> BrowserTransport:
+        from pyodide.ffi import JsException
+
+        bridge = await load_bridge()
+        if not bridge.hasWebGpu():
+            raise NoAdapterError(
+                op, "navigator.gpu is missing in this browser context; use a browser with "
+                    "WebGPU (Chrome/Edge 113+, or Chromium with --enable-unsafe-webgpu)")
+        try:
+            context = await bridge.openDevice(power_preference)
+        except JsException as e:
+            raise NoAdapterError(op, f"no WebGPU device: {_js_error_text(e)}") from None
+        return cls(context)
+
+    @staticmethod
+    async def available() -> bool:
+        if not in_browser():
+            return False
+        import js
+
+        gpu = getattr(js.navigator, "gpu", None)
+        if gpu is None:
+            return False
+        return (await gpu.requestAdapter()) is not None
+
+    def describe(self) -> dict:
+        return self._ctx.describe().to_py()
+
+    def take_errors(self) -> tuple[str | None, list[str]]:
+        state = self._ctx.takeErrors().to_py()
+        return state["lost"], list(state["errors"])
+
+    def create_buffer(self, byte_length: int, staging: bool) -> int:
+        return self._ctx.createBuffer(byte_length, staging)
+
+    def destroy_buffer(self, buffer_id: int) -> None:
+        self._ctx.destroyBuffer(buffer_id)
+
+    def write_buffer(self, buffer_id: int, byte_offset: int, data: Any) -> None:
+        self._ctx.writeBuffer(buffer_id, byte_offset, data)
+
+    def create_pipeline(self, code: str, label: str) -> int:
+        return self._ctx.createPipeline(code, label)
+
+    async def create_pipeline_async(self, code: str, label: str) -> int:
+        from pyodide.ffi import JsException
+
+        try:
+            return await self._ctx.createPipelineAsync(code, label)
+        except JsException as e:
+            raise BackendFailure("pipeline", _js_error_text(e)) from None
+
+    def submit(self, commands: Any, params: Any) -> None:
+        self._ctx.submit(commands, params)
+
+    async def synchronize(self) -> None:
+        await self._ctx.synchronize()
+
+    async def map_staging(self, staging_id: int, op: str) -> None:
+        from pyodide.ffi import JsException
+
+        try:
+            await self._ctx.mapStaging(staging_id)
+        except JsException as e:
+            lost, _ = self.take_errors()
+            if lost:
+                raise DeviceLost(op, f"the GPU device was lost ({lost})") from None
+            raise BackendFailure(op, _js_error_text(e)) from None
+
+    def copy_mapped(self, staging_id: int, dest: Any, byte_length: int) -> None:
+        self._ctx.copyMapped(staging_id, dest, byte_length)
+
+    def destroy(self) -> None:
+        self._ctx.destroy()
+
+    def run_sync(self, coroutine: Coroutine, op: str, alternative: str) -> Any:
+        return run_sync(coroutine, op, alternative)
+
+
+def run_sync(coroutine: Coroutine, op: str, alternative: str) -> Any:
+    """Block on ``coroutine`` through JSPI, or say exactly why not and what to call instead."""
+    try:
+        from pyodide.ffi import can_run_sync
+        from pyodide.ffi import run_sync as jspi_run_sync
+    except ImportError:
+        coroutine.close()
+        raise JSPIUnavailable(op, f"this Python is not Pyodide; use `{alternative}`") from None
+    if not can_run_sync():
+        coroutine.close()
+        raise JSPIUnavailable(
+            op, "synchronous calls need JSPI stack switching, which this entry point cannot do "
+                "(Python was not entered through an async call, or the browser lacks JSPI); "
+                f"use `{alternative}` instead")
+    return jspi_run_sync(coroutine)

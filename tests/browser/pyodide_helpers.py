@@ -1,0 +1,77 @@
+"""Helpers shared by the browser tests, installed into Pyodide as ``tw_testing``.
+
+References are numpy computations on the same data in the same interpreter, never the code
+under test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tenferro_web as tw
+
+LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# f32 has a 24-bit significand: sums of K products of values of magnitude <= 1 carry a rounding
+# error below K * 2**-24 * sum|a||b|; 4x that bound keeps the check tight but never flaky.
+F32_EPS = 2.0**-24
+
+
+async def runtime() -> tw.WebGpuRuntime:
+    return await tw.default_runtime()
+
+
+def sample(rng: np.random.Generator, shape, dtype, integers: bool = False) -> np.ndarray:
+    """Random data of a numpy dtype; ``integers`` gives small integer values so that f32
+    products and sums are exact and results can be compared bit for bit."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+
+    def real(s):
+        return rng.integers(-4, 5, size=s).astype(np.float64) if integers else \
+            rng.standard_normal(s)
+
+    if dtype.kind == "c":
+        return (real(shape) + 1j * real(shape)).astype(dtype)
+    return real(shape).astype(dtype)
+
+
+def dot_general_ref(lhs, rhs, lc, rc, lb=(), rb=(), lconj=False, rconj=False) -> np.ndarray:
+    """numpy.einsum (in float64/complex128) with dot_general's output order."""
+    lhs = np.asarray(lhs, dtype=np.complex128 if np.iscomplexobj(lhs) else np.float64)
+    rhs = np.asarray(rhs, dtype=np.complex128 if np.iscomplexobj(rhs) else np.float64)
+    if lconj:
+        lhs = np.conj(lhs)
+    if rconj:
+        rhs = np.conj(rhs)
+    symbols = iter(LETTERS)
+    ls, rs = [None] * lhs.ndim, [None] * rhs.ndim
+    for a, b in zip(lc, rc):
+        ls[a] = rs[b] = next(symbols)
+    for a, b in zip(lb, rb):
+        ls[a] = rs[b] = next(symbols)
+    lf = [a for a in range(lhs.ndim) if ls[a] is None]
+    rf = [b for b in range(rhs.ndim) if rs[b] is None]
+    for a in lf:
+        ls[a] = next(symbols)
+    for b in rf:
+        rs[b] = next(symbols)
+    out = "".join([ls[a] for a in lf] + [rs[b] for b in rf] + [ls[a] for a in lb])
+    return np.einsum(f"{''.join(ls)},{''.join(rs)}->{out}", lhs, rhs)
+
+
+def assert_gemm_close(got: np.ndarray, want: np.ndarray, k: int, scale: float = 1.0) -> None:
+    """f32 accumulation tolerance: 4 * K * eps * scale, scale bounding sum |a||b| / K."""
+    assert got.shape == want.shape, (got.shape, want.shape)
+    atol = 4 * max(k, 1) * F32_EPS * scale * max(1.0, float(np.abs(want).max(initial=0)))
+    np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+
+
+def assert_same(got: np.ndarray, want: np.ndarray) -> None:
+    """Bitwise equal values, shape and dtype (copies must not change a single bit)."""
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want)
