@@ -1,0 +1,1 @@
+"""Pure planners: validation and lowering, no browser and no GPU."""

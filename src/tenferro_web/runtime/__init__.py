@@ -1,0 +1,1 @@
+"""The runtime layer: the device, its buffers, pipelines, submission and tensors."""

@@ -1,0 +1,1 @@
+"""Transports: the only code that talks to a WebGPU implementation."""

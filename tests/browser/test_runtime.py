@@ -1,0 +1,194 @@
+"""The runtime: identity, allocation domains, submission, device errors, configuration."""
+
+from pytest_pyodide import run_in_pyodide
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_identity_domains_and_placement(selenium):
+    import numpy as np
+
+    import tenferro_web as tw
+
+    rt = await tw.WebGpuRuntime.create()
+    other = await tw.WebGpuRuntime.create()
+    try:
+        clone = rt.clone()
+        assert clone.runtime_identity() == rt.runtime_identity() and clone == rt
+        assert other.runtime_identity() != rt.runtime_identity() and other != rt
+        assert other.allocation_domain != rt.allocation_domain
+        t = rt.upload(np.arange(6, dtype=np.float32))
+        u = rt.upload(np.arange(6, dtype=np.float32))
+        assert t.allocation_domain == rt.allocation_domain == clone.allocation_domain
+        assert t.allocation_id != u.allocation_id
+        assert t.runtime == rt
+        p = t.placement
+        assert p.memory_kind is tw.MemoryKind.DEVICE
+        assert p.device == tw.DeviceId(tw.DeviceKind.WEBGPU, 0) and str(p.device) == "webgpu:0"
+        assert p.cpu_affinity is None
+        assert "swiftshader" in repr(rt) or rt.adapter.architecture in repr(rt)
+    finally:
+        other.close()
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_many_ops_are_batched_into_one_submit(selenium):
+    import numpy as np
+
+    import tenferro_web as tw
+    import tw_testing
+
+    rt = await tw_testing.runtime()
+    await rt.synchronize()
+    state = rt.state
+    submits = []
+    real_submit = state.transport.submit
+    state.transport.submit = lambda words, params: (submits.append(len(words)),
+                                                    real_submit(words, params))[1]
+    try:
+        x = rt.upload(np.eye(8, dtype=np.float32) * 2)
+        acc = x
+        for _ in range(20):
+            acc = tw.dot_general(acc, x, [1], [0])
+            acc = tw.transpose(acc)
+        assert submits == [], "ops must not submit before a host barrier"
+        out = await acc.download()
+        assert len(submits) == 1
+    finally:
+        state.transport.submit = real_submit
+    np.testing.assert_array_equal(out, np.eye(8) * 2.0**21)
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_buffers_are_reused_after_release(selenium):
+    import numpy as np
+
+    import tw_testing
+
+    rt = await tw_testing.runtime()
+    await rt.synchronize()
+    state = rt.state
+    created = []
+    real_create = state.transport.create_buffer
+    state.transport.create_buffer = lambda n, staging: (created.append(n),
+                                                        real_create(n, staging))[1]
+    try:
+        for i in range(10):
+            t = rt.upload(np.full(1000, i, np.float32))
+            np.testing.assert_array_equal(await t.download(), np.full(1000, i))
+            del t
+        # Two storage buffers (a released buffer is reusable only after the next submit, so
+        # the second upload cannot take the first one) and one staging buffer, for ten rounds.
+        assert len(created) == 3, created
+    finally:
+        state.transport.create_buffer = real_create
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_device_loss_becomes_a_typed_error(selenium):
+    import numpy as np
+    import pytest
+
+    import tenferro_web as tw
+
+    rt = await tw.WebGpuRuntime.create()
+    t = rt.upload(np.ones(4, np.float32))
+    rt.state.transport._ctx.device.destroy()     # what a driver reset looks like to a page
+    with pytest.raises(tw.DeviceLost, match="webgpu_runtime_synchronize: the GPU device was"):
+        await rt.synchronize()
+    with pytest.raises(tw.DeviceLost):
+        tw.transpose(t)
+    with pytest.raises(tw.DeviceLost):
+        await t.download()
+    with pytest.raises(tw.DeviceLost):
+        rt.upload(np.ones(2))
+    assert issubclass(tw.DeviceLost, tw.BackendFailure)
+    # The default runtime is unaffected and a new one works.
+    fresh = await tw.WebGpuRuntime.create()
+    np.testing.assert_array_equal(await fresh.upload(np.ones(3)).download(), np.ones(3))
+    fresh.close()
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_uncaptured_gpu_errors_surface_at_the_next_barrier(selenium):
+    import numpy as np
+    import pytest
+    from pyodide.ffi import to_js
+
+    import js
+    import tenferro_web as tw
+
+    rt = await tw.WebGpuRuntime.create()
+    try:
+        device = rt.state.transport._ctx.device
+        # An invalid buffer descriptor (usage 0) raises an uncaptured validation error.
+        device.createBuffer(to_js({"size": 4, "usage": 0}, dict_converter=js.Object.fromEntries))
+        with pytest.raises(tw.BackendFailure, match="the GPU reported: GPUValidationError"):
+            await rt.synchronize()
+        # Reported once; the runtime keeps working.
+        await rt.synchronize()
+        np.testing.assert_array_equal(await rt.upload(np.arange(3)).download(), np.arange(3))
+    finally:
+        rt.close()
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_closed_runtime_refuses_work(selenium):
+    import numpy as np
+    import pytest
+
+    import tenferro_web as tw
+
+    rt = await tw.WebGpuRuntime.create()
+    t = rt.upload(np.ones(4, np.float32))
+    rt.close()
+    with pytest.raises(tw.RuntimeStateError, match="closed"):
+        tw.transpose(t)
+    with pytest.raises(tw.RuntimeStateError, match="closed"):
+        await t.download()
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_wasm_configuration_has_no_event_domains(selenium):
+    import pytest
+
+    import tenferro_web as tw
+    import tw_testing
+
+    rt = await tw_testing.runtime()
+    assert tw.CONFIG.target == "wasm" and tw.CONFIG.event_domains is False
+    assert "await runtime.synchronize()" in tw.CONFIG.host_barriers
+    with pytest.raises(tw.EventDomainUnavailable, match="no event-domain module"):
+        tw.event_domain_driver(rt)
+    other = await tw.WebGpuRuntime.create()
+    try:
+        t = rt.upload([1.0, 2.0])
+        with pytest.raises(tw.EventDomainUnavailable, match="download it and upload it there"):
+            tw.transfer_between_runtimes(t, other)
+    finally:
+        other.close()
+    assert issubclass(tw.EventDomainUnavailable, tw.RuntimeStateError)
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_every_other_backend_op_is_an_explicit_unsupported_error(selenium):
+    import numpy as np
+    import pytest
+
+    import tenferro_web as tw
+    import tw_testing
+
+    rt = await tw_testing.runtime()
+    t = rt.upload(np.ones((2, 2), np.float32))
+    expected = {"add", "sub", "mul", "div", "neg", "conj", "abs", "exp", "log", "sqrt", "pow",
+                "reduce_sum", "reduce_max", "reshape", "broadcast_in_dim", "cast", "tril",
+                "gather", "scatter", "slice", "pad", "concatenate", "reverse", "cholesky",
+                "qr", "svd", "eigh", "solve", "copy_into"}
+    assert expected <= set(tw.UNSUPPORTED_OPS)
+    for name in tw.UNSUPPORTED_OPS:
+        with pytest.raises(tw.UnsupportedError) as info:
+            getattr(tw, name)(t, t)
+        message = str(info.value)
+        assert message.startswith(f"webgpu_{name}: unsupported operation on WebGPU")
+        assert "download" in message and "numpy" in message
+        assert info.value.kind is tw.ErrorKind.UNSUPPORTED
+    np.testing.assert_array_equal(await t.download(), np.ones((2, 2)))
