@@ -19,7 +19,7 @@ PACKAGE_FILES := pyproject.toml README.md $(shell find src js wgsl -type f -not 
 BROWSER_ARGS := --dist-dir=$(PYODIDE_DIST) --runner selenium --rt chrome
 export SE_OFFLINE := true
 
-.PHONY: help demo serve test test-host test-browser bench lite dist wheel clean
+.PHONY: help demo test lint test-host test-browser bench lite dist wheel clean
 
 help:
 	@echo "make demo    run the demo page in headless Chromium on its WebGPU adapter (SERVE=1: serve it)"
@@ -51,6 +51,9 @@ $(PYODIDE_DIST)/pyodide-lock.json: $(WHEEL) $(STAMPS)/npm tools/pyodide_dist.py
 wheel: $(WHEEL)
 dist: $(PYODIDE_DIST)/pyodide-lock.json
 
+lint: $(STAMPS)/venv
+	$(PY) -m ruff check src tests tools
+
 test-host: $(WHEEL)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(WHEEL)
 	$(PY) -m pytest tests/host -q
@@ -58,7 +61,7 @@ test-host: $(WHEEL)
 test-browser: dist
 	$(PY) -m pytest tests/browser $(BROWSER_ARGS)
 
-test: test-host test-browser
+test: lint test-host test-browser
 
 clean:
 	rm -rf $(BUILD) $(VENV) node_modules .cache

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-
 CHROMIUM = "/usr/bin/chromium"
 HEADLESS_FLAGS = ["--headless=new", "--no-sandbox"]
 WEBGPU_FLAGS = [

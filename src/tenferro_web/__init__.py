@@ -43,6 +43,8 @@ from .errors import (
     ValidationError,
     ViewOutOfBounds,
 )
+from .planning.einsum_plan import EinsumPlan
+from .runtime.einsum import einsum, einsum_path, einsum_sync
 from .runtime.ops import dot_general, dot_general_with_conj, to_contiguous, transpose
 from .runtime.runtime import AdapterInfo, RuntimeIdentity, WebGpuRuntime
 from .runtime.tensor import (
@@ -57,6 +59,26 @@ from .runtime.tensor import (
 from .unsupported import OPS as UNSUPPORTED_OPS
 
 __version__ = "0.1.0"
+
+__all__ = [
+    # runtime and data model
+    "WebGpuRuntime", "RuntimeIdentity", "AdapterInfo", "AllocationDomainId", "Tensor",
+    "TensorView", "DType", "Placement", "MemoryKind", "DeviceKind", "DeviceId",
+    "webgpu_available", "default_runtime",
+    # ops
+    "dot_general", "dot_general_with_conj", "transpose", "to_contiguous", "einsum",
+    "einsum_sync", "einsum_path", "EinsumPlan",
+    # configuration (wasm: no event domains)
+    "CONFIG", "event_domain_driver", "transfer_between_runtimes", "UNSUPPORTED_OPS",
+    # errors
+    "TenferroError", "ErrorKind", "ValidationError", "RankMismatch", "InvalidArgument",
+    "AxisOutOfBounds", "DuplicateAxis", "AxisRoleConflict", "DTypeMismatch", "ShapeMismatch",
+    "ViewOutOfBounds", "IntegerOverflow", "SubscriptError", "UnsupportedError",
+    "UnsupportedDType", "LimitExceeded", "RuntimeStateError", "NoAdapterError",
+    "JSPIUnavailable", "EventDomainUnavailable", "HostAccessError", "ForeignDomain",
+    "MappingSpanError", "BackendFailure", "DeviceLost",
+    *UNSUPPORTED_OPS,
+]
 
 _default_runtime: WebGpuRuntime | None = None
 

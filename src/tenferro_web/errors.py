@@ -18,6 +18,13 @@ class ErrorKind(enum.Enum):
     BACKEND_FAILURE = "backend_failure"
 
 
+def _restore(cls: type, args: tuple, state: dict) -> TenferroError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
 class TenferroError(Exception):
     """Base of every error this package raises on purpose."""
 
@@ -27,6 +34,11 @@ class TenferroError(Exception):
         self.op = op
         self.message = message
         super().__init__(f"{op}: {message}")
+
+    def __reduce__(self):
+        # Subclasses take their own arguments; pickle the finished error instead (tracebacks
+        # cross from Pyodide to the host test runner this way, and multiprocessing users too).
+        return (_restore, (type(self), self.args, self.__dict__))
 
 
 # --- Validation: the arguments are wrong ---------------------------------------------------

@@ -81,6 +81,11 @@ class ViewLayout:
                           tuple(self.strides[a] for a in axes), self.offset)
 
 
+def dense_layout(shape: Sequence[int]) -> ViewLayout:
+    """The layout of an owned tensor: compact column-major, offset 0."""
+    return ViewLayout(tuple(shape), compact_strides(shape), 0)
+
+
 def view_extent(op: str, shape: Sequence[int], strides: Sequence[int],
                 offset: int) -> tuple[int, int]:
     """Lowest and highest element index the view touches (non-empty views only)."""

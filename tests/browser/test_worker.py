@@ -5,9 +5,9 @@ from pytest_pyodide import run_in_pyodide
 
 @run_in_pyodide(packages=["tenferro-web"])
 async def test_runtime_and_ops_work_in_a_web_worker(selenium_worker):
-    import js
     import numpy as np
 
+    import js
     import tenferro_web as tw
     import tw_testing
 

@@ -5,12 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tenferro_web.layout import ViewLayout, compact_strides
+from tenferro_web.layout import ViewLayout, dense_layout
 from tenferro_web.planning.copy_plan import CopyKind, fuse_axes, plan_copy, plan_transpose
 
-
-def dense(shape):
-    return ViewLayout(tuple(shape), compact_strides(shape), 0)
+dense = dense_layout
 
 
 def test_identity_collapses_to_a_linear_copy():

@@ -12,7 +12,7 @@ from tenferro_web.errors import (
     ShapeMismatch,
     UnsupportedDType,
 )
-from tenferro_web.layout import ViewLayout, compact_strides
+from tenferro_web.layout import ViewLayout, dense_layout
 from tenferro_web.planning.dot_general_plan import (
     DotGeneralConfig,
     group_stride,
@@ -23,7 +23,7 @@ F32 = DType.F32
 
 
 def dense(*shape):
-    return ViewLayout(tuple(shape), compact_strides(shape), 0)
+    return dense_layout(shape)
 
 
 def plan(lhs, rhs, lc, rc, lb=(), rb=(), dtypes=(F32, F32)):

@@ -73,3 +73,14 @@ def test_wasm_config_is_visible_without_a_browser():
     assert tw.CONFIG.event_domains is False
     with pytest.raises(tw.EventDomainUnavailable):
         tw.event_domain_driver(None)
+
+
+def test_errors_survive_pickling():
+    import pickle
+
+    for err in (tw.UnsupportedDType("op", tw.DType.F64, "advice"),
+                tw.SubscriptError("einsum", "ij,j?", 4, "bad"),
+                tw.ForeignDomain("op", tw.AllocationDomainId(1), tw.AllocationDomainId(2))):
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is type(err) and str(back) == str(err) and back.op == err.op
+        assert back.__dict__ == err.__dict__

@@ -12,7 +12,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ..layout import ViewLayout, checked_product, compact_strides
+from ..dtypes import DType
+from ..layout import ViewLayout, checked_product
+
+# Layout copies move bits; WGSL carries 1-, 4- and 8-byte elements of these dtypes.
+COPY_DTYPES = (DType.F32, DType.I32, DType.C32, DType.BOOL)
 
 
 class CopyKind(enum.Enum):
@@ -81,6 +85,3 @@ def plan_transpose(src: ViewLayout, perm, op: str = "transpose") -> CopyPlan:
     """``transpose`` is compaction of the permuted view: one plan for both."""
     return plan_copy(src.permuted(op, perm), op)
 
-
-def dense_layout(shape: tuple[int, ...]) -> ViewLayout:
-    return ViewLayout(tuple(shape), compact_strides(shape), 0)

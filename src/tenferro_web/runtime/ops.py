@@ -14,23 +14,12 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import ForeignDomain, InvalidArgument, RuntimeStateError, UnsupportedDType
-from ..layout import ViewLayout, compact_strides
-from ..planning.copy_plan import CopyKind, plan_copy
-from ..planning.dot_general_plan import (
-    DotGeneralConfig,
-    DotGeneralPlan,
-    OperandBinding,
-    plan_dot_general,
-)
-from .kernels import KernelKey
-from .runtime import DeviceState, f32_word, word
+from ..layout import ViewLayout, dense_layout
+from ..planning.copy_plan import COPY_DTYPES, plan_copy
+from ..planning.dot_general_plan import DotGeneralConfig, OperandBinding, plan_dot_general
+from .runtime import DeviceState
+from .selection import copy_launch, gemm_launch
 from .tensor import Tensor, TensorView
-
-# Layout copies move bits; WGSL can carry 1-, 4- and 8-byte elements of these dtypes.
-COPY_DTYPES = (DType.F32, DType.I32, DType.C32, DType.BOOL)
-_ELEMENT_TYPE = {4: "u32", 8: "vec2<u32>"}
-WG_1D = 256
-TILE = 16
 
 
 @dataclass(frozen=True)
@@ -50,8 +39,7 @@ def operand(op: str, value: Any, argument: str) -> Operand:
         return Operand(value.dtype, value.layout, value.base)
     if isinstance(value, np.ndarray | np.generic):
         shape = tuple(np.shape(value))
-        return Operand(DType.from_numpy(np.asarray(value).dtype, op),
-                       ViewLayout(shape, compact_strides(shape), 0), None,
+        return Operand(DType.from_numpy(np.asarray(value).dtype, op), dense_layout(shape), None,
                        type(value).__module__ + "." + type(value).__name__)
     raise InvalidArgument(op, argument, f"expected a tenferro_web Tensor or TensorView, got "
                                         f"{type(value).__name__}")
@@ -90,28 +78,12 @@ def materialize(state: DeviceState, op: str, src: Tensor, layout: ViewLayout) ->
     if plan.size == 0:
         return out
     itemsize = src.dtype.itemsize
-    buffers = (src.allocation.buffer_id, out.allocation.buffer_id)
-    if itemsize == 1:
-        key = KernelKey.of("copy_strided_bytes")
-        groups = -(-plan.size // (4 * WG_1D))
-    elif plan.kind is CopyKind.LINEAR:
-        state.stream.copy(buffers[0], plan.src_offset * itemsize, buffers[1], 0,
-                          plan.size * itemsize)
-        return out
-    elif plan.kind is CopyKind.TILED and not state.adapter.is_cpu:
-        d0, d1 = plan.dims[0], plan.dims[1]
-        batch = plan.dims[2] if plan.rank == 3 else 1
-        tiles_j, tiles_i = -(-d1 // TILE), -(-d0 // TILE)
-        state.dispatch(op, KernelKey.of("transpose_tiled", ELEM=_ELEMENT_TYPE[itemsize]),
-                       [d0, d1, plan.src_offset, tiles_j, tiles_i, batch],
-                       tiles_j * tiles_i * batch, buffers)
-        return out
+    launch = copy_launch(state.adapter, plan, itemsize)
+    if launch is None:
+        state.stream.copy(src.allocation.buffer_id, plan.src_offset * itemsize,
+                          out.allocation.buffer_id, 0, plan.size * itemsize)
     else:
-        key = KernelKey.of("copy_strided", ELEM=_ELEMENT_TYPE[itemsize])
-        groups = -(-plan.size // WG_1D)
-    params = [plan.size, plan.rank, word(plan.src_offset), *plan.dims,
-              *(word(s) for s in plan.src_strides)]
-    state.dispatch(op, key, params, groups, buffers)
+        state.launch(op, launch, (src.allocation.buffer_id, out.allocation.buffer_id))
     return out
 
 
@@ -166,14 +138,6 @@ def bind(state: DeviceState, op: str, o: Operand,
     return materialize(state, op, o.tensor, o.layout.permuted(op, binding.pack_perm)), binding
 
 
-def select_gemm(state: DeviceState, plan: DotGeneralPlan) -> tuple[KernelKey, int, int]:
-    """Kernel and output tile for one GEMM (adapter- and shape-aware, see docs/kernels.md)."""
-    scalar = "c32" if plan.dtype is DType.C32 else "f32"
-    tm = tn = 4
-    wx = wy = 8
-    return KernelKey.of("gemm_blocked", SCALAR=scalar, TM=tm, TN=tn, WX=wx, WY=wy), wx * tm, wy * tn
-
-
 def dot_general_with_conj(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
                           lhs_contracting: Sequence[int], rhs_contracting: Sequence[int],
                           lhs_batch: Sequence[int] = (), rhs_batch: Sequence[int] = (),
@@ -194,16 +158,9 @@ def dot_general_with_conj(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
         return out
     a_tensor, a_bind = bind(state, op, a, plan.lhs)
     b_tensor, b_bind = bind(state, op, b, plan.rhs)
-    key, tile_m, tile_n = select_gemm(state, plan)
-    tiles_m, tiles_n = -(-plan.m // tile_m), -(-plan.n // tile_n)
-    params = [plan.m, plan.n, plan.k, plan.batch, tiles_m, tiles_n,
-              *(word(v) for v in (a_bind.offset, a_bind.row_stride, a_bind.col_stride,
-                                  a_bind.batch_stride, b_bind.offset, b_bind.row_stride,
-                                  b_bind.col_stride, b_bind.batch_stride)),
-              f32_word(-1.0 if lhs_conj else 1.0), f32_word(-1.0 if rhs_conj else 1.0)]
-    state.dispatch(op, key, params, tiles_m * tiles_n * plan.batch,
-                   (a_tensor.allocation.buffer_id, b_tensor.allocation.buffer_id,
-                    out.allocation.buffer_id))
+    state.launch(op, gemm_launch(state.adapter, plan, a_bind, b_bind, lhs_conj, rhs_conj),
+                 (a_tensor.allocation.buffer_id, b_tensor.allocation.buffer_id,
+                  out.allocation.buffer_id))
     return out
 
 

@@ -25,6 +25,7 @@ from ..errors import (
     RuntimeStateError,
 )
 from .kernels import KernelKey, render
+from .selection import Launch
 from .tensor import (
     Allocation,
     AllocationDomainId,
@@ -67,15 +68,6 @@ class AdapterInfo:
     def is_cpu(self) -> bool:
         """A software adapter (SwiftShader, lavapipe): kernels without barriers win there."""
         return self.is_fallback or self.architecture in ("swiftshader", "lavapipe", "llvmpipe")
-
-
-def word(value: int) -> int:
-    """A signed or unsigned int as one uint32 word (two's complement)."""
-    return value & 0xFFFFFFFF
-
-
-def f32_word(value: float) -> int:
-    return int(np.array(value, dtype=np.float32).view(np.uint32))
 
 
 def buffer_capacity(byte_len: int) -> int:
@@ -230,9 +222,9 @@ class DeviceState:
                                 "split the problem into smaller tensors")
         return (limit, rows, 1)
 
-    def dispatch(self, op: str, key: KernelKey, params: Sequence[int], groups: int,
-                 buffers: Sequence[int]) -> None:
-        self.stream.dispatch(self.pipeline(key), params, self.grid(op, groups), buffers)
+    def launch(self, op: str, launch: Launch, buffers: Sequence[int]) -> None:
+        self.stream.dispatch(self.pipeline(launch.key), launch.params,
+                             self.grid(op, launch.groups), buffers)
         if self.stream.dispatches >= MAX_PENDING_DISPATCHES:
             self.flush()
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..dtypes import DType
 from ..errors import InvalidArgument, MappingSpanError, UnsupportedError
-from ..layout import ISIZE_MAX, ViewLayout, compact_strides, validate_view
+from ..layout import ISIZE_MAX, ViewLayout, compact_strides, dense_layout, validate_view
 
 if TYPE_CHECKING:
     from .runtime import DeviceState, WebGpuRuntime
@@ -119,7 +119,7 @@ class Tensor:
 
     @property
     def layout(self) -> ViewLayout:
-        return ViewLayout(self.shape, self.strides, 0)
+        return dense_layout(self.shape)
 
     @property
     def runtime(self) -> WebGpuRuntime:

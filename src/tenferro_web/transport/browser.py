@@ -18,8 +18,9 @@ _bridge_module: Any = None
 
 def in_browser() -> bool:
     try:
-        import js  # noqa: F401
         from pyodide.ffi import JsProxy  # noqa: F401
+
+        import js  # noqa: F401
     except ImportError:
         return False
     return True
@@ -29,9 +30,10 @@ async def load_bridge() -> Any:
     """Import the bridge once per interpreter, from the wheel's copy, through a Blob URL."""
     global _bridge_module
     if _bridge_module is None:
-        import js
         from pyodide.code import run_js
         from pyodide.ffi import to_js
+
+        import js
 
         source = (files("tenferro_web") / "js" / "bridge.mjs").read_text(encoding="utf-8")
         options = to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries)

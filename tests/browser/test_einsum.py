@@ -1,0 +1,113 @@
+"""einsum on WebGPU against numpy.einsum on the same data, inside Pyodide."""
+
+import pytest
+from pytest_pyodide import run_in_pyodide
+
+EXPRESSIONS = [
+    # (subscripts, shapes)
+    ("ij,jk->ik", [(5, 7), (7, 3)]),
+    ("ij,jk", [(5, 7), (7, 3)]),                              # implicit output
+    ("ij,jk->ki", [(5, 7), (7, 3)]),                          # folded by swapping operands
+    ("ji,kj->ik", [(7, 5), (3, 7)]),                          # transposed inputs, in place
+    ("ij,ij->", [(4, 6), (4, 6)]),                            # full contraction to rank 0
+    ("i,i", [(9,), (9,)]),
+    ("ij,j->i", [(4, 9), (9,)]),
+    ("bij,bjk->bik", [(3, 4, 5), (3, 5, 2)]),                 # batched, needs a transpose
+    ("ijb,jkb->ikb", [(4, 5, 3), (5, 2, 3)]),                 # batched, batch last: none
+    ("...ij,...jk->...ik", [(2, 3, 4, 5), (2, 3, 5, 6)]),     # ellipsis batch
+    ("...ij,...jk", [(3, 4, 5), (3, 5, 2)]),
+    ("Ab,bC->CA", [(3, 4), (4, 5)]),                          # upper-case labels
+    ("ij,kl->ijkl", [(2, 3), (4, 5)]),                        # outer product (K = 1)
+    ("ij,kl->lkji", [(2, 3), (4, 5)]),
+    ("ij,ij->ij", [(3, 4), (3, 4)]),                          # Hadamard (batch only)
+    ("ij->ji", [(6, 7)]),                                     # single operand: transpose
+    ("ijk->kij", [(2, 3, 4)]),
+    ("ij", [(3, 4)]),                                         # copy
+    ("ixj,jk->ik", [(3, 1, 4), (4, 2)]),                      # size-1 label summed: a view
+    ("ij,jk,kl->il", [(10, 30), (30, 2), (2, 20)]),           # matrix chain
+    ("ij,jk,kl,lm,mn->in", [(3, 8), (8, 2), (2, 9), (9, 4), (4, 5)]),
+    ("abc,cde,efa->bdf", [(2, 3, 4), (4, 3, 2), (2, 5, 2)]),  # triangle network
+    ("ia,ib,ic,abc->i", [(6, 2), (6, 3), (6, 4), (2, 3, 4)]),  # hyperedge i
+    ("ab,bc,cd,da->", [(3, 4), (4, 5), (5, 6), (6, 3)]),       # ring (trace of a product)
+    ("ab,bc,cd,de,ef,fa->", [(2, 3), (3, 2), (2, 4), (4, 2), (2, 3), (3, 2)]),
+    ("aij,bjk,ckl,dli->abcd", [(2, 3, 4), (3, 4, 2), (2, 2, 3), (3, 3, 3)]),  # MPS-like ring
+    ("ab,bc,cd,de,ef,fg,gh,hi->ai",
+     [(2, 3), (3, 4), (4, 2), (2, 3), (3, 2), (2, 4), (4, 3), (3, 2)]),       # 8 operands
+    ("pqrs,tuqv,rw,sx,uy,vz->ptwxyz",
+     [(2, 3, 2, 2), (2, 2, 3, 2), (2, 3), (2, 2), (2, 3), (2, 2)]),          # 6-operand PEPS-ish
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_expressions_against_numpy(selenium, dtype, expressions=EXPRESSIONS):
+    import numpy as np
+
+    import tenferro_web as tw
+    import tw_testing
+
+    rt = await tw_testing.runtime()
+    rng = np.random.default_rng(21)
+    for subscripts, shapes in expressions:
+        arrays = [tw_testing.sample(rng, s, dtype, integers=True) for s in shapes]
+        tensors = [rt.upload(a) for a in arrays]
+        got = await (await tw.einsum(subscripts, *tensors)).download()
+        want = np.einsum(subscripts, *[a.astype(np.complex128 if dtype == "complex64"
+                                                 else np.float64) for a in arrays])
+        assert got.shape == want.shape, (subscripts, got.shape, want.shape)
+        tw_testing.assert_same(got, want.astype(dtype))
+        sync = await tw.einsum_sync(subscripts, *tensors).download()
+        tw_testing.assert_same(sync, got)
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_random_float_data_tolerance_and_explicit_paths(selenium):
+    import numpy as np
+
+    import tenferro_web as tw
+    import tw_testing
+
+    rt = await tw_testing.runtime()
+    rng = np.random.default_rng(8)
+    a, b, c = (tw_testing.sample(rng, s, np.float32) for s in [(20, 30), (30, 40), (40, 10)])
+    ta, tb, tc = rt.upload(a), rt.upload(b), rt.upload(c)
+    want = a.astype(np.float64) @ b @ c
+    for optimize in ("auto", "optimal", "greedy", [(0, 1), (0, 1)],
+                     ["einsum_path", (1, 2), (0, 1)]):
+        got = await (await tw.einsum("ij,jk,kl->il", ta, tb, tc, optimize=optimize)).download()
+        tw_testing.assert_gemm_close(got, want, 30 * 40, scale=4.0)
+    path, plan = tw.einsum_path("ij,jk,kl->il", ta, tb, tc)
+    assert path == ["einsum_path", (1, 2), (0, 1)]   # (30x40)(40x10) first is cheaper
+    assert plan.flops == 2 * (30 * 40 * 10 + 20 * 30 * 10)
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_einsum_on_views_and_errors(selenium):
+    import numpy as np
+    import pytest
+
+    import tenferro_web as tw
+    import tw_testing
+
+    rt = await tw_testing.runtime()
+    rng = np.random.default_rng(1)
+    base_np = tw_testing.sample(rng, (6, 4), np.float32, integers=True)
+    base = rt.upload(base_np)
+    rev = base.view((6, 4), (-1, 6), 5)               # rows reversed
+    other_np = tw_testing.sample(rng, (4, 3), np.float32, integers=True)
+    got = await (await tw.einsum("ij,jk->ik", rev, rt.upload(other_np))).download()
+    tw_testing.assert_same(got, (base_np[::-1].astype(np.float64) @ other_np).astype(np.float32))
+
+    with pytest.raises(tw.UnsupportedError, match="label 'i' repeats within one operand"):
+        await tw.einsum("ii->i", rt.upload(np.eye(3, dtype=np.float32)))
+    with pytest.raises(tw.UnsupportedError, match="label 'j' is summed from one operand"):
+        tw.einsum_sync("ij->i", base)
+    with pytest.raises(tw.SubscriptError, match="position 4"):
+        await tw.einsum("ij,j?->i", base, base)
+    with pytest.raises(tw.UnsupportedDType, match="einsum: does not support dtype F64"):
+        await tw.einsum("ij,jk", rt.upload(np.ones((2, 2))), rt.upload(np.ones((2, 2))))
+    with pytest.raises(tw.DTypeMismatch):
+        await tw.einsum("ij,jk", base, rt.upload(np.ones((4, 2), np.complex64)))
+    with pytest.raises(tw.RuntimeStateError, match="upload it first"):
+        await tw.einsum("ij,jk", base, np.ones((4, 2), np.float32))
+    tw_testing.assert_same(await base.download(), base_np)

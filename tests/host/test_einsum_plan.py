@@ -1,0 +1,227 @@
+"""einsum parsing, path choice and lowering (pure; the path is compared with numpy's)."""
+
+import numpy as np
+import pytest
+
+import tenferro_web as tw
+from tenferro_web.dtypes import DType
+from tenferro_web.layout import ViewLayout, dense_layout
+from tenferro_web.planning.einsum_plan import (
+    CopyStep,
+    DotStep,
+    DropAxes,
+    TransposeStep,
+    optimal_path,
+    parse_subscripts,
+    path_cost,
+    plan_einsum,
+)
+
+
+def plan(subscripts, *shapes, dtype=DType.F32, optimize="auto"):
+    return plan_einsum(subscripts, [dense_layout(s) for s in shapes], [dtype] * len(shapes),
+                       optimize)
+
+
+def kinds(p):
+    return [type(s).__name__ for s in p.steps]
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+def test_implicit_output_is_sorted_once_seen_labels_uppercase_first():
+    s = parse_subscripts("ba,Ac", [(2, 3), (3, 4)])
+    assert s.output == ("A", "a", "b", "c")
+    assert parse_subscripts("ba,aC", [(2, 3), (3, 4)]).output == ("C", "b")
+
+
+def test_ellipsis_aligns_right_and_leads_the_implicit_output():
+    s = parse_subscripts("...ij,...jk", [(5, 2, 3), (7, 5, 3, 4)])
+    assert s.inputs[0] == ("…1", "i", "j") and s.inputs[1] == ("…0", "…1", "j", "k")
+    assert s.output == ("…0", "…1", "i", "k")
+
+
+def test_explicit_output_and_spaces():
+    s = parse_subscripts(" ij , jk -> ki ", [(2, 3), (3, 4)])
+    assert s.output == ("k", "i")
+
+
+@pytest.mark.parametrize("subscripts,shapes,position,text", [
+    ("ij,j1->i", [(2, 3), (3, 3)], 4, "invalid subscript character '1'"),
+    ("ij.,jk", [(2, 3), (3, 4)], 2, "'.' must be part of an ellipsis"),
+    ("ij->i->j", [(2, 3)], 5, "more than one '->'"),
+    ("ij,jk", [(2, 3)], 5, "2 operand subscript(s) for 1 operand(s)"),
+    ("ijk,jk", [(2, 3), (3, 4)], 0, "3 label(s) for an operand of rank 2"),
+    ("ij,jk->iz", [(2, 3), (3, 4)], 8, "output label 'z' is not in any operand"),
+    ("ij,jk->ii", [(2, 3), (3, 4)], 7, "output label 'i' appears more than once"),
+    ("ij>k", [(2, 3)], 2, "stray '>'"),
+    ("...i...,i", [(2, 3), (3,)], 4, "more than one ellipsis"),
+    ("...ij,jk->ik", [(5, 2, 3), (3, 4)], 12, "the output needs '...'"),
+])
+def test_malformed_subscripts_name_the_position(subscripts, shapes, position, text):
+    with pytest.raises(tw.SubscriptError) as info:
+        parse_subscripts(subscripts, shapes)
+    assert info.value.position == position, str(info.value)
+    assert text in str(info.value)
+    assert str(info.value).startswith("einsum: ")
+
+
+def test_extent_mismatch_and_broadcasting():
+    with pytest.raises(tw.ShapeMismatch, match="label 'j' has extents 3 and 4"):
+        parse_subscripts("ij,jk", [(2, 3), (4, 5)])
+    with pytest.raises(tw.UnsupportedError, match="broadcast"):
+        parse_subscripts("ij,jk", [(2, 1), (4, 5)])
+    with pytest.raises(tw.UnsupportedError, match="'...' axis 0 has extents 1 and 6"):
+        parse_subscripts("...i,...i", [(1, 3), (6, 3)])
+    with pytest.raises(tw.ShapeMismatch, match="'...' axis 0 has extents 5 and 6"):
+        parse_subscripts("...i,...i", [(5, 3), (6, 3)])
+
+
+# --- what lowers to what ---------------------------------------------------------------------
+
+def test_matmul_is_one_dot_general_without_copies():
+    p = plan("ij,jk->ik", (2, 3), (3, 4))
+    assert kinds(p) == ["DotStep"] and p.steps[0].packs == 0
+
+
+def test_requested_transposed_output_is_folded_by_swapping_operands():
+    p = plan("ij,jk->ki", (2, 3), (3, 4))
+    assert kinds(p) == ["DotStep"]
+    assert p.steps[0].lhs == 1 and p.steps[0].labels == ("k", "i")
+
+
+def test_transposed_inputs_fold_into_dimension_numbers():
+    p = plan("ji,kj->ik", (3, 2), (4, 3))
+    assert kinds(p) == ["DotStep"] and p.steps[0].packs == 0
+
+
+def test_batch_first_output_needs_one_transpose():
+    p = plan("bij,bjk->bik", (5, 2, 3), (5, 3, 4))
+    assert kinds(p) == ["DotStep", "TransposeStep"]
+    assert p.steps[1].perm == (2, 0, 1)
+
+
+def test_batch_last_output_needs_none():
+    p = plan("ijb,jkb->ikb", (2, 3, 5), (3, 4, 5))
+    assert kinds(p) == ["DotStep"]
+
+
+def test_outer_hadamard_and_scalar_products_are_dot_generals():
+    assert kinds(plan("ij,kl->ijkl", (2, 3), (4, 5))) == ["DotStep"]
+    assert plan("ij,kl->ijkl", (2, 3), (4, 5)).steps[0].config.lhs_contracting == ()
+    assert kinds(plan("ij,ij->ij", (2, 3), (2, 3))) == ["DotStep"]
+    assert kinds(plan("i,i->", (7,), (7,))) == ["DotStep"]
+
+
+def test_single_operand_expressions():
+    assert kinds(plan("ij->ji", (2, 3))) == ["TransposeStep"]
+    assert kinds(plan("ij->ij", (2, 3))) == ["CopyStep"]
+    assert kinds(plan("ijk->kij", (2, 1, 3))) == ["TransposeStep"]
+
+
+def test_size_one_labels_summed_from_one_operand_become_views():
+    p = plan("ixj,jk->ik", (2, 1, 3), (3, 4))
+    assert isinstance(p.steps[0], DropAxes) and p.steps[0].keep == (0, 2)
+    assert isinstance(p.steps[1], DotStep)
+    p = plan("ij->i", (4, 1))
+    assert [type(s) for s in p.steps] == [DropAxes, CopyStep]
+
+
+@pytest.mark.parametrize("subscripts,shapes,text", [
+    ("ii->i", [(3, 3)], "label 'i' repeats within one operand"),
+    ("ii", [(3, 3)], "repeats within one operand"),
+    ("ij->i", [(3, 4)], "label 'j' is summed from one operand only"),
+    ("ij,jk->i", [(2, 3), (3, 4)], "label 'k' is summed from one operand only"),
+])
+def test_what_webgpu_cannot_run_is_refused_naming_the_label(subscripts, shapes, text):
+    with pytest.raises(tw.UnsupportedError, match=text):
+        plan(subscripts, *shapes)
+
+
+def test_dtypes():
+    assert plan("ij,jk", (2, 3), (3, 4), dtype=DType.C32).flops == 8 * 2 * 3 * 4
+    with pytest.raises(tw.UnsupportedDType, match="einsum: does not support dtype F64"):
+        plan("ij,jk", (2, 3), (3, 4), dtype=DType.F64)
+    with pytest.raises(tw.UnsupportedDType, match="I32"):
+        plan("ij,jk", (2, 3), (3, 4), dtype=DType.I32)
+    assert kinds(plan("ij->ji", (2, 3), dtype=DType.I32)) == ["TransposeStep"]
+    with pytest.raises(tw.DTypeMismatch, match="einsum: dtype mismatch: expected F32, got C32"):
+        plan_einsum("ij,jk", [dense_layout((2, 3)), dense_layout((3, 4))],
+                    [DType.F32, DType.C32])
+
+
+def test_views_that_bind_in_place_are_not_packed():
+    view = ViewLayout((3, 2), (-2, 1), 4)     # rows reversed, columns contiguous
+    p = plan_einsum("ij,jk->ik", [view, dense_layout((2, 5))], [DType.F32] * 2)
+    assert p.steps[0].packs == 0
+
+
+# --- paths -----------------------------------------------------------------------------------
+
+EXPRESSIONS = [
+    ("ij,jk,kl,lm->im", [(10, 40), (40, 3), (3, 50), (50, 7)]),
+    ("ab,bc,cd,de,ef->af", [(2, 30), (30, 3), (3, 40), (40, 5), (5, 6)]),
+    ("abc,cde,efa->bdf", [(4, 5, 6), (6, 7, 8), (8, 9, 4)]),
+    ("ia,ib,ic,id,abcd->i", [(10, 3), (10, 4), (10, 5), (10, 6), (3, 4, 5, 6)]),
+    ("ab,bc,cd,da,ae,ef->f", [(4, 5), (5, 6), (6, 7), (7, 4), (4, 8), (8, 3)]),
+    ("ijk,jl,km,ln,mo,no->i", [(3, 4, 5), (4, 6), (5, 7), (6, 8), (7, 9), (8, 9)]),
+    ("ab,bc,cd,de,ef,fg,gh->ah", [(3, 4), (4, 5), (5, 6), (6, 7), (7, 8), (8, 9), (9, 2)]),
+    ("ab,bc,cd,de,ef,fg,gh,ha->", [(2, 9), (9, 3), (3, 8), (8, 2), (2, 7), (7, 4), (4, 6),
+                                   (6, 2)]),
+    ("abcd,aefg,bhij,ckl,dm->efghijklm",
+     [(2, 2, 2, 2), (2, 3, 3, 3), (2, 3, 3, 3), (2, 3, 3), (2, 3)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", EXPRESSIONS)
+def test_path_is_never_worse_than_numpys_greedy(subscripts, shapes):
+    p = plan(subscripts, *shapes)
+    arrays = [np.empty(s, np.float32) for s in shapes]
+    numpy_path, _ = np.einsum_path(subscripts, *arrays, optimize="greedy")
+    sizes, inputs, output = p.labels.sizes, [frozenset(x) for x in p.labels.inputs], \
+        frozenset(p.labels.output)
+    ours = path_cost(inputs, output, sizes, p.path)
+    theirs = path_cost(inputs, output, sizes, [tuple(x) for x in numpy_path[1:]])
+    assert ours <= theirs, (p.path, numpy_path)
+    assert ours * 2 == p.flops  # real dtype: 2 FLOPs per multiply-add
+    numpy_optimal, _ = np.einsum_path(subscripts, *arrays, optimize="optimal")
+    assert ours <= path_cost(inputs, output, sizes, [tuple(x) for x in numpy_optimal[1:]])
+
+
+def test_greedy_beyond_the_optimal_limit_still_beats_numpy():
+    subscripts = ",".join(f"{a}{b}" for a, b in zip("abcdefghijkl", "bcdefghijklm")) + "->am"
+    shapes = [(3 + i % 4, 3 + (i + 1) % 4) for i in range(12)]
+    p = plan(subscripts, *shapes)
+    arrays = [np.empty(s, np.float32) for s in shapes]
+    numpy_path, _ = np.einsum_path(subscripts, *arrays, optimize="greedy")
+    inputs = [frozenset(x) for x in p.labels.inputs]
+    assert path_cost(inputs, frozenset("am"), p.labels.sizes, p.path) <= \
+        path_cost(inputs, frozenset("am"), p.labels.sizes, [tuple(x) for x in numpy_path[1:]])
+
+
+def test_explicit_paths_and_their_validation():
+    p = plan("ij,jk,kl->il", (2, 3), (3, 4), (4, 5), optimize=["einsum_path", (1, 2), (0, 1)])
+    assert p.path == ((1, 2), (0, 1))
+    with pytest.raises(tw.InvalidArgument, match="leaves 2 operands"):
+        plan("ij,jk,kl->il", (2, 3), (3, 4), (4, 5), optimize=[(0, 1)])
+    with pytest.raises(tw.InvalidArgument, match="positions below 2"):
+        plan("ij,jk,kl->il", (2, 3), (3, 4), (4, 5), optimize=[(0, 1), (0, 2)])
+    with pytest.raises(tw.InvalidArgument, match="'fastest'"):
+        plan("ij,jk", (2, 3), (3, 4), optimize="fastest")
+
+
+def test_optimal_path_picks_the_cheap_end_of_a_chain():
+    sizes = {"i": 100, "j": 100, "k": 2, "l": 100}
+    path = optimal_path([frozenset("ij"), frozenset("jk"), frozenset("kl")], frozenset("il"),
+                        sizes)
+    assert path == [(0, 1), (0, 1)]  # (ij,jk) first: 100*100*2, then 100*2*100
+
+
+def test_report_reads_like_numpys():
+    arrays = [np.empty(s, np.float32) for s in [(2, 3), (3, 4), (4, 5)]]
+    _, p = tw.einsum_path("ij,jk,kl->il", *arrays)
+    text = str(p)
+    assert "Complete contraction:  ij,jk,kl->il" in text and "dot_general" in text
+    assert p.numpy_path[0] == "einsum_path"
+    assert isinstance(tw.einsum_path("ij->ji", np.empty((2, 3), np.float32))[1].steps[0],
+                      TransposeStep)
