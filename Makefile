@@ -13,6 +13,7 @@ BUILD := build
 STAMPS := $(BUILD)/.stamps
 WHEEL_DIR := $(BUILD)/wheel
 PYODIDE_DIST := $(BUILD)/pyodide
+SITE := $(BUILD)/site
 WHEEL := $(WHEEL_DIR)/tenferro_web-0.1.0-py3-none-any.whl
 PACKAGE_FILES := pyproject.toml README.md $(shell find src js wgsl -type f -not -path '*/__pycache__/*' 2>/dev/null)
 # Browser tests run pytest-pyodide's selenium runner on Debian's Chromium + chromedriver.
@@ -51,6 +52,15 @@ $(PYODIDE_DIST)/pyodide-lock.json: $(WHEEL) $(STAMPS)/npm tools/pyodide_dist.py
 wheel: $(WHEEL)
 dist: $(PYODIDE_DIST)/pyodide-lock.json
 
+# The demo site: the page, its Python side and the local Pyodide dist next to it.
+$(SITE)/index.html: $(wildcard demo/*) $(PYODIDE_DIST)/pyodide-lock.json
+	rm -rf $(SITE) && mkdir -p $(SITE)
+	cp demo/* $(SITE)/
+	cp -r $(PYODIDE_DIST) $(SITE)/pyodide
+
+demo: $(SITE)/index.html
+	$(PY) tools/demo.py $(SITE) $(if $(SERVE),--serve $(or $(PORT),8000))
+
 lint: $(STAMPS)/venv
 	$(PY) -m ruff check src tests tools
 
@@ -58,7 +68,7 @@ test-host: $(WHEEL)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(WHEEL)
 	$(PY) -m pytest tests/host -q
 
-test-browser: dist
+test-browser: $(SITE)/index.html
 	$(PY) -m pytest tests/browser $(BROWSER_ARGS)
 
 test: lint test-host test-browser

@@ -9,8 +9,12 @@ lands there, is recorded and gets a 403; callers fail when anything was recorded
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
 HEADLESS_FLAGS = ["--headless=new", "--no-sandbox"]
@@ -93,3 +97,40 @@ class OffsiteGuard:
 
     def stop(self) -> None:
         self._server.shutdown()
+
+
+class _QuietFiles(SimpleHTTPRequestHandler):
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript",
+                      ".wasm": "application/wasm", ".whl": "application/zip"}
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serve_directory(root: Path, port: int = 0) -> Iterator[str]:
+    """Serve ``root`` on 127.0.0.1; yields the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", port),
+                                 functools.partial(_QuietFiles, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+@contextlib.contextmanager
+def chromium(guard: OffsiteGuard, webgpu: bool = True):
+    """Debian's headless Chromium through Playwright (its own browser downloads are not
+    reachable here, and not needed)."""
+    from playwright.sync_api import sync_playwright
+
+    flags = [*WEBGPU_FLAGS, proxy_flag(guard)]
+    if not webgpu:
+        flags.remove("--enable-unsafe-webgpu")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=flags)
+        try:
+            yield browser
+        finally:
+            browser.close()

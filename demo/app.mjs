@@ -1,0 +1,148 @@
+// The demo page: loads the local Pyodide, installs tenferro-web from the local lock, and
+// drives demo.py. Everything it fetches comes from this origin.
+import { loadPyodide } from "./pyodide/pyodide.mjs";
+
+const $ = (id) => document.getElementById(id);
+const PRESETS = [
+  ["ij,jk->ik", 256, "", "float32"],
+  ["bij,bjk->bik", 64, "b=8", "float32"],
+  ["ij,jk,kl->il", 128, "j=16", "float32"],
+  ["abc,cde,efa->bdf", 12, "", "float32"],
+  ["ij,jk->ik", 128, "", "complex64"],
+];
+const results = [];
+
+function progress(step, text) {
+  $("progress").value = step;
+  $("status").textContent = text;
+}
+
+function showError(title, message) {
+  const box = $("error");
+  box.replaceChildren();
+  const strong = document.createElement("strong");
+  strong.textContent = title;
+  box.append(strong, message);
+  box.hidden = false;
+}
+
+function toJs(proxy) {
+  const value = proxy.toJs({ dict_converter: Object.fromEntries });
+  proxy.destroy();
+  return value;
+}
+
+function addRow(r) {
+  const row = $("table").tBodies[0].insertRow();
+  const cells = [r.expression, r.shapes, r.dtype, r.gflop.toFixed(3), r.gpu_ms.toFixed(1),
+    r.numpy_ms.toFixed(1), r.rel_error.toExponential(1), r.agree ? "yes" : "NO"];
+  for (const text of cells) row.insertCell().textContent = text;
+  row.cells[7].className = r.agree ? "ok" : "bad";
+  $("path").textContent = r.path;
+  $("results").hidden = false;
+}
+
+// A grouped bar chart as inline SVG: one pair of bars (WebGPU, numpy) per run.
+function drawChart() {
+  const svg = $("chart");
+  const ns = "http://www.w3.org/2000/svg";
+  svg.replaceChildren();
+  const width = 640, height = 220, top = 16, bottom = 40, left = 10;
+  const max = Math.max(...results.flatMap((r) => [r.gpu_ms, r.numpy_ms]), 1e-3);
+  const group = (width - left) / Math.max(results.length, 1);
+  const bar = Math.min(28, group / 2.6);
+  const el = (name, attrs, text) => {
+    const node = document.createElementNS(ns, name);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+    if (text !== undefined) node.textContent = text;
+    svg.append(node);
+    return node;
+  };
+  results.forEach((r, i) => {
+    const x = left + i * group + group / 2 - bar;
+    [[r.gpu_ms, "#2b6cb0", "WebGPU"], [r.numpy_ms, "#dd6b20", "numpy"]].forEach(([ms, color, who], j) => {
+      const h = (height - top - bottom) * (ms / max);
+      el("rect", { x: x + j * bar, y: height - bottom - h, width: bar - 2, height: h, fill: color,
+        class: "bar" }).append(Object.assign(document.createElementNS(ns, "title"),
+        { textContent: `${who}: ${ms.toFixed(1)} ms` }));
+      el("text", { x: x + j * bar + bar / 2 - 1, y: height - bottom - h - 3, "font-size": 9,
+        "text-anchor": "middle" }, ms.toFixed(0));
+    });
+    el("text", { x: x + bar, y: height - bottom + 14, "font-size": 10, "text-anchor": "middle" },
+      r.expression.length > 16 ? r.expression.slice(0, 15) + "…" : r.expression);
+    el("text", { x: x + bar, y: height - bottom + 27, "font-size": 9, "text-anchor": "middle",
+      fill: "#4a5568" }, r.dtype);
+  });
+  el("rect", { x: width - 200, y: 2, width: 10, height: 10, fill: "#2b6cb0" });
+  el("text", { x: width - 186, y: 11, "font-size": 11 }, "tenferro-web");
+  el("rect", { x: width - 70, y: 2, width: 10, height: 10, fill: "#dd6b20" });
+  el("text", { x: width - 56, y: 11, "font-size": 11 }, "numpy");
+}
+
+async function runOne(demo, expression, size, sizes, dtype) {
+  const r = toJs(await demo.run(expression, size, sizes, dtype));
+  if (r.error) {
+    showError(`${r.error} while running ${expression}`, r.message);
+    return r;
+  }
+  $("error").hidden = true;
+  results.push(r);
+  addRow(r);
+  drawChart();
+  return r;
+}
+
+async function main() {
+  progress(1, "Loading Pyodide (1/4)…");
+  const pyodide = await loadPyodide({ indexURL: new URL("./pyodide/", location.href).href });
+  progress(2, "Loading numpy and tenferro-web (2/4)…");
+  await pyodide.loadPackage("tenferro-web");
+  const namespace = pyodide.globals.get("dict")();
+  pyodide.runPython(await (await fetch("demo.py")).text(), { globals: namespace });
+  const demo = { start: namespace.get("start"), run: namespace.get("run") };
+  progress(3, "Requesting a WebGPU adapter (3/4)…");
+  const adapter = toJs(await demo.start());
+  if (adapter.error) {
+    progress(3, "No WebGPU adapter.");
+    showError(`${adapter.error}: WebGPU is not available here`, adapter.message);
+    window.demoDone = { adapter, results };
+    return;
+  }
+  const info = $("adapter-info");
+  for (const [k, v] of Object.entries(adapter)) {
+    info.append(Object.assign(document.createElement("dt"), { textContent: k }),
+      Object.assign(document.createElement("dd"), { textContent: v }));
+  }
+  $("adapter").hidden = false;
+  $("controls").hidden = false;
+  progress(4, "Ready.");
+
+  $("form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    $("run").disabled = true;
+    $("status").textContent = "Running…";
+    try {
+      await runOne(demo, $("expression").value.trim(), Number($("size").value),
+        $("sizes").value, $("dtype").value);
+    } finally {
+      $("run").disabled = false;
+      $("status").textContent = "Ready.";
+    }
+  });
+
+  const params = new URLSearchParams(location.search);
+  if (params.has("auto")) {
+    const runs = params.get("expression")
+      ? [[params.get("expression"), Number(params.get("size") ?? 64), params.get("sizes") ?? "",
+          params.get("dtype") ?? "float32"]]
+      : PRESETS;
+    const outcomes = [];
+    for (const args of runs) outcomes.push(await runOne(demo, ...args));
+    window.demoDone = { adapter, results: outcomes };
+  }
+}
+
+main().catch((e) => {
+  showError("The demo could not start", String(e));
+  window.demoDone = { error: String(e) };
+});

@@ -1,0 +1,48 @@
+"""The demo page, end to end in Debian's headless Chromium through Playwright."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from demo import run_page  # noqa: E402
+
+SITE = ROOT / "build" / "site"
+ARTIFACTS = ROOT / "build" / "artifacts"
+
+
+@pytest.fixture(scope="module")
+def site():
+    if not (SITE / "index.html").exists() or not (SITE / "pyodide" / "pyodide.mjs").exists():
+        pytest.fail(f"no demo site at {SITE}: run `make test`, which builds it")
+    return SITE
+
+
+def test_demo_runs_end_to_end_on_webgpu(site):
+    done = run_page(site, "auto=1", ARTIFACTS / "demo-test.png")
+    assert done["adapter"]["architecture"], done["adapter"]
+    results = done["results"]
+    assert len(results) == 5 and all(not r.get("error") for r in results), results
+    assert all(r["agree"] for r in results), [(r["expression"], r["rel_error"]) for r in results]
+    assert {r["dtype"] for r in results} == {"float32", "complex64"}
+    assert done["bars"] == 2 * len(results), "the chart must draw a WebGPU and a numpy bar per run"
+    assert (ARTIFACTS / "demo-test.png").stat().st_size > 10_000
+    assert done["offsite"] == [], done["offsite"]
+    assert not [line for line in done["console"] if line.startswith("error")], done["console"]
+
+
+def test_unsupported_expressions_are_explained_in_the_page(site):
+    done = run_page(site, "auto=1&expression=ii-%3Ei&size=4", None)
+    (result,) = done["results"]
+    assert result["error"] == "UnsupportedError"
+    assert "repeats within one operand" in done["error_box"]
+    assert "UnsupportedError while running ii->i" in done["error_box"]
+
+
+def test_a_browser_without_webgpu_gets_a_clear_message(site):
+    done = run_page(site, "auto=1", None, webgpu=False)
+    assert done["adapter"]["error"] == "NoAdapterError"
+    assert "WebGPU is not available here" in done["error_box"]
+    assert done["results"] == [] and done["bars"] == 0
