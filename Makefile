@@ -14,6 +14,7 @@ STAMPS := $(BUILD)/.stamps
 WHEEL_DIR := $(BUILD)/wheel
 PYODIDE_DIST := $(BUILD)/pyodide
 SITE := $(BUILD)/site
+LITE := $(BUILD)/lite
 WHEEL := $(WHEEL_DIR)/tenferro_web-0.1.0-py3-none-any.whl
 PACKAGE_FILES := pyproject.toml README.md $(shell find src js wgsl -type f -not -path '*/__pycache__/*' 2>/dev/null)
 # Browser tests run pytest-pyodide's selenium runner on Debian's Chromium + chromedriver.
@@ -58,6 +59,20 @@ $(SITE)/index.html: $(wildcard demo/*) $(PYODIDE_DIST)/pyodide-lock.json
 	cp demo/* $(SITE)/
 	cp -r $(PYODIDE_DIST) $(SITE)/pyodide
 
+# The JupyterLite site (staged outside $(LITE): jupyterlite-core skips config files whose path
+# starts with the output path): the example notebook, the Pyodide kernel pointed at the local dist
+# (whose lock lists tenferro-web), and `comm`, which the kernel needs and the dist lacks.
+$(LITE)/index.html: $(wildcard lite/* lite/*/*) $(PYODIDE_DIST)/pyodide-lock.json
+	rm -rf $(BUILD)/staging-lite $(LITE) && cp -r lite $(BUILD)/staging-lite && mkdir -p .cache/wheels
+	test -f .cache/wheels/comm-0.2.2-py3-none-any.whl || $(PY) -m pip download -q --no-deps \
+	    --only-binary=:all: comm==0.2.2 -d .cache/wheels
+	mkdir -p $(BUILD)/staging-lite/pypi && cp .cache/wheels/comm-0.2.2-py3-none-any.whl $(BUILD)/staging-lite/pypi/
+	cd $(BUILD)/staging-lite && ../../$(VENV)/bin/jupyter lite build --lite-dir . --output-dir ../lite >/dev/null
+	mkdir -p $(LITE)/static && cp -r $(PYODIDE_DIST) $(LITE)/static/pyodide
+
+lite: $(LITE)/index.html
+	$(if $(SERVE),$(PY) tools/demo.py $(LITE) --serve $(or $(PORT),8001) --page notebooks/index.html?path=tenferro_web_example.ipynb)
+
 demo: $(SITE)/index.html
 	$(PY) tools/demo.py $(SITE) $(if $(SERVE),--serve $(or $(PORT),8000))
 
@@ -68,7 +83,7 @@ test-host: $(WHEEL)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(WHEEL)
 	$(PY) -m pytest tests/host -q
 
-test-browser: $(SITE)/index.html
+test-browser: $(SITE)/index.html $(LITE)/index.html
 	$(PY) -m pytest tests/browser $(BROWSER_ARGS)
 
 test: lint test-host test-browser

@@ -1,4 +1,4 @@
-"""Run the demo page (the README's main job) in headless Chromium, or serve it.
+"""Run the demo page (the README's main job) in headless Chromium, or serve a site.
 
     python tools/demo.py SITE              # headless: run the presets, print what they computed
     python tools/demo.py SITE --serve 8000 # serve for a real browser at http://127.0.0.1:8000
@@ -82,13 +82,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", type=Path)
     parser.add_argument("--serve", type=int, metavar="PORT", help="serve instead of running")
+    parser.add_argument("--page", default="index.html", help="the page to announce when serving")
     parser.add_argument("--screenshot", type=Path, default=Path("build/artifacts/demo.png"))
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     if args.serve:
         with serve_directory(args.site, args.serve) as base:
-            print(f"tenferro-web demo at {base}/index.html (Ctrl-C stops). Open it in a browser "
-                  "with WebGPU (Chrome/Edge 113+).", flush=True)
+            print(f"serving {args.site} at {base}/{args.page} (Ctrl-C stops); open it in a "
+                  "browser with WebGPU (Chrome/Edge 113+)", flush=True)
             try:
                 while True:
                     time.sleep(3600)

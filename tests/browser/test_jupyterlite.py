@@ -1,0 +1,63 @@
+"""The JupyterLite site: the example notebook runs in the Pyodide kernel (a Web Worker) on the
+browser's WebGPU adapter, offline, and prints the numbers numpy expects."""
+
+import ast
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from browser_env import OffsiteGuard, chromium, serve_directory  # noqa: E402
+
+LITE = ROOT / "build" / "lite"
+NOTEBOOK = "tenferro_web_example.ipynb"
+
+
+@pytest.fixture(scope="module")
+def lite_site():
+    if not (LITE / "static" / "pyodide" / "pyodide-lock.json").exists():
+        pytest.fail(f"no JupyterLite site at {LITE}: run `make test`, which builds it")
+    return LITE
+
+
+def run_notebook(site: Path) -> tuple[dict[str, str], list[str]]:
+    guard = OffsiteGuard()
+    guard.start()
+    try:
+        with serve_directory(site) as base, chromium(guard) as browser:
+            page = browser.new_page(viewport={"width": 1200, "height": 1400})
+            page.goto(f"{base}/notebooks/index.html?path={NOTEBOOK}")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+            page.get_by_role("menuitem", name="Run").first.click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            page.locator(".jp-OutputArea-output", has_text="all checks passed").wait_for(
+                timeout=600_000)
+            texts = page.locator(".jp-OutputArea-output").all_inner_texts()
+            (ROOT / "build" / "artifacts").mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ROOT / "build" / "artifacts" / "jupyterlite.png"),
+                            full_page=True)
+    finally:
+        guard.stop()
+    printed = {}
+    for text in texts:
+        for line in text.splitlines():
+            key, _, value = line.partition(":")
+            printed[key.strip()] = value.strip()
+    return printed, guard.offsite_requests()
+
+
+def test_example_notebook_runs_on_webgpu_in_the_kernel_worker(lite_site):
+    printed, offsite = run_notebook(lite_site)
+    assert "in a worker" in printed["adapter"], printed["adapter"]
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert ast.literal_eval(printed["dot_general"]) == (a @ b).tolist()
+    assert ast.literal_eval(printed["transpose"]) == b.T.tolist()
+    assert ast.literal_eval(printed["to_contiguous"]) == b[1:, ::-1].tolist()
+    want = np.einsum("ij,jk,kl->li", a, b, np.ones((4, 5), np.float32))
+    assert ast.literal_eval(printed["einsum"]) == want.tolist()
+    assert printed["all checks passed"] == "dot_general, transpose, to_contiguous, einsum"
+    assert offsite == [], offsite
