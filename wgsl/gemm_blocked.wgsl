@@ -1,10 +1,11 @@
-// Batched GEMM with a TM x TN register block per invocation and no workgroup memory:
+// Batched GEMM with a TM x TN register block per invocation and no workgroup memory, for CPU
+// adapters (SwiftShader, lavapipe), where barriers cost more than they save:
 //   c[m + M*n + M*N*bi] = sum_k A(m, k, bi) * B(k, n, bi)
-// where A(m, k, bi) = a[a_off + m*a_rs + k*a_cs + bi*a_bs] (signed strides) and likewise B, so
-// transposed, permuted or offset operands are read in place. Workgroup barriers cost more than
-// they save on CPU adapters (SwiftShader); there, large per-invocation blocks win.
-// An invocation owns rows m0 + i*WX and columns n0 + j*WY: neighbouring invocations read
-// neighbouring rows/columns. Out-of-range rows/columns are clamped for loads, skipped on store.
+// with A(m, k, bi) = a[a_off + m*a_rs + k*a_cs + bi*a_bs] (signed strides; likewise B), so
+// transposed, permuted or offset operands are read in place. An invocation owns the TM
+// consecutive rows from m0 and TN consecutive columns from n0. Its loops are unrolled at render
+// time, so the blocks stay in registers. Rows and columns past the edge are clamped for loads
+// and skipped on store.
 // params: [M, N, K, batch, tiles_m, tiles_n, a_off, a_rs, a_cs, a_bs, b_off, b_rs, b_cs, b_bs,
 //          a_conj_sign (f32 bits), b_conj_sign (f32 bits)]
 
@@ -15,12 +16,7 @@
 @group(0) @binding(2) var<storage, read> b: array<Scalar>;
 @group(0) @binding(3) var<storage, read_write> c: array<Scalar>;
 
-const TM: u32 = {{TM}}u;
-const TN: u32 = {{TN}}u;
-const WX: u32 = {{WX}}u;
-const WY: u32 = {{WY}}u;
-
-@compute @workgroup_size(WX, WY)
+@compute @workgroup_size({{WX}}, {{WY}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -35,50 +31,55 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     return;
   }
   let t = group % tiles;
-  let m0 = (t % tiles_m) * (WX * TM) + lid.x;
-  let n0 = (t / tiles_m) * (WY * TN) + lid.y;
+  let m0 = ((t % tiles_m) * {{WX}}u + lid.x) * {{TM}}u;
+  let n0 = ((t / tiles_m) * {{WY}}u + lid.y) * {{TN}}u;
+  if (m0 >= M || n0 >= N) {
+    return;
+  }
   let a_cs = bitcast<i32>(params[8]);
   let b_rs = bitcast<i32>(params[11]);
   let a_sign = bitcast<f32>(params[14]);
   let b_sign = bitcast<f32>(params[15]);
-
-  var a_row: array<i32, TM>;
-  var b_col: array<i32, TN>;
   let a_base = bitcast<i32>(params[6]) + i32(bi) * bitcast<i32>(params[9]);
   let b_base = bitcast<i32>(params[10]) + i32(bi) * bitcast<i32>(params[13]);
-  for (var i = 0u; i < TM; i++) {
-    a_row[i] = a_base + i32(min(m0 + i * WX, M - 1u)) * bitcast<i32>(params[7]);
+
+  var a_row: array<i32, {{TM}}>;
+  var b_col: array<i32, {{TN}}>;
+  // unroll
+  for (var i = 0u; i < {{TM}}u; i++) {
+    a_row[i] = a_base + i32(min(m0 + i, M - 1u)) * bitcast<i32>(params[7]);
   }
-  for (var j = 0u; j < TN; j++) {
-    b_col[j] = b_base + i32(min(n0 + j * WY, N - 1u)) * bitcast<i32>(params[12]);
+  // unroll
+  for (var j = 0u; j < {{TN}}u; j++) {
+    b_col[j] = b_base + i32(min(n0 + j, N - 1u)) * bitcast<i32>(params[12]);
   }
 
-  var acc: array<Scalar, TM * TN>;
-  var av: array<Scalar, TM>;
-  var bv: array<Scalar, TN>;
+  var acc: array<Scalar, {{TM}} * {{TN}}>;
+  var av: array<Scalar, {{TM}}>;
   for (var k = 0u; k < K; k++) {
     let ka = i32(k) * a_cs;
     let kb = i32(k) * b_rs;
-    for (var i = 0u; i < TM; i++) {
+    // unroll
+    for (var i = 0u; i < {{TM}}u; i++) {
       av[i] = load_scalar(a[u32(a_row[i] + ka)], a_sign);
     }
-    for (var j = 0u; j < TN; j++) {
-      bv[j] = load_scalar(b[u32(b_col[j] + kb)], b_sign);
-    }
-    for (var i = 0u; i < TM; i++) {
-      for (var j = 0u; j < TN; j++) {
-        acc[i * TN + j] = mac(acc[i * TN + j], av[i], bv[j]);
+    // unroll
+    for (var j = 0u; j < {{TN}}u; j++) {
+      let bv = load_scalar(b[u32(b_col[j] + kb)], b_sign);
+      // unroll
+      for (var i = 0u; i < {{TM}}u; i++) {
+        acc[j * {{TM}}u + i] = mac(acc[j * {{TM}}u + i], av[i], bv);
       }
     }
   }
 
   let out_base = bi * M * N;
-  for (var i = 0u; i < TM; i++) {
-    let m = m0 + i * WX;
-    for (var j = 0u; j < TN; j++) {
-      let n = n0 + j * WY;
-      if (m < M && n < N) {
-        c[out_base + n * M + m] = acc[i * TN + j];
+  // unroll
+  for (var j = 0u; j < {{TN}}u; j++) {
+    // unroll
+    for (var i = 0u; i < {{TM}}u; i++) {
+      if (m0 + i < M && n0 + j < N) {
+        c[out_base + (n0 + j) * M + m0 + i] = acc[j * {{TM}}u + i];
       }
     }
   }

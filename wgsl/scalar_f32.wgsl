@@ -6,5 +6,5 @@ fn load_scalar(v: f32, conj_sign: f32) -> f32 {
 }
 
 fn mac(acc: f32, x: f32, y: f32) -> f32 {
-  return fma(x, y, acc);
+  return acc + x * y;
 }

@@ -16,8 +16,17 @@ LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 F32_EPS = 2.0**-24
 
 
-async def runtime() -> tw.WebGpuRuntime:
-    return await tw.default_runtime()
+_runtimes: dict[str, tw.WebGpuRuntime] = {}
+
+
+async def runtime(kernels: str = "auto") -> tw.WebGpuRuntime:
+    """One shared runtime per kernel family: "auto" (the adapter's own choice, the CPU kernels
+    on SwiftShader), "gpu" (the workgroup-memory kernels real GPUs get) or "cpu"."""
+    if kernels == "auto":
+        return await tw.default_runtime()
+    if kernels not in _runtimes:
+        _runtimes[kernels] = await tw.WebGpuRuntime.create(kernels=kernels)
+    return _runtimes[kernels]
 
 
 def sample(rng: np.random.Generator, shape, dtype, integers: bool = False) -> np.ndarray:

@@ -19,9 +19,10 @@ async def test_upstream_transpose_vector(selenium):
     np.testing.assert_array_equal(twice.reshape(-1, order="F"), [1, 2, 3, 4])
 
 
+@pytest.mark.parametrize("kernels", ["cpu", "gpu"])
 @pytest.mark.parametrize("dtype", ["float32", "int32", "complex64", "bool"])
 @run_in_pyodide(packages=["tenferro-web"])
-async def test_transpose_matches_numpy(selenium, dtype):
+async def test_transpose_matches_numpy(selenium, dtype, kernels):
     import itertools
 
     import numpy as np
@@ -29,7 +30,7 @@ async def test_transpose_matches_numpy(selenium, dtype):
     import tenferro_web as tw
     import tw_testing
 
-    rt = await tw_testing.runtime()
+    rt = await tw_testing.runtime(kernels)
     rng = np.random.default_rng(2)
     shapes = [(), (5,), (1, 1), (3, 7), (16, 16), (33, 17), (2, 3, 4), (4, 1, 5), (40, 3, 17),
               (2, 3, 1, 4, 2), (0, 3), (3, 0, 2)]

@@ -49,16 +49,20 @@ async def test_upstream_vectors(selenium):
     assert shaped.shape == (2, 5, 4)
 
 
+KERNELS = ["cpu", "gpu"]  # both kernel families run on every adapter; CI's is a CPU one
+
+
+@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("dtype", ["float32", "complex64"])
 @run_in_pyodide(packages=["tenferro-web"])
-async def test_shapes_against_numpy_exactly(selenium, dtype):
+async def test_shapes_against_numpy_exactly(selenium, dtype, kernels):
     """Small integer data makes f32 arithmetic exact: results must match bit for bit."""
     import numpy as np
 
     import tenferro_web as tw
     import tw_testing
 
-    rt = await tw_testing.runtime()
+    rt = await tw_testing.runtime(kernels)
     rng = np.random.default_rng(11)
     cases = [
         ((5, 7), (7, 3), [1], [0], [], []),
@@ -74,6 +78,9 @@ async def test_shapes_against_numpy_exactly(selenium, dtype):
         ((3, 4), (4, 3), [], [], [0, 1], [1, 0]),             # batch only (Hadamard)
         ((2, 3), (3, 2), [0, 1], [1, 0], [], []),             # contraction only (full)
         ((65, 33), (33, 70), [1], [0], [], []),               # odd sizes across tiles
+        ((33, 65), (70, 33), [0], [1], [], []),               # both read transposed
+        ((70, 9, 3), (9, 66, 3), [1], [0], [2], [2]),         # batched, GPU tiles
+        ((130, 20), (20, 3), [1], [0], [], []),               # thin output: blocked on GPUs
         ((1, 1), (1, 1), [1], [0], [], []),
         ((17, 3, 2), (3, 17), [1, 0], [0, 1], [], []),        # scalar-free contraction
     ]
@@ -86,14 +93,15 @@ async def test_shapes_against_numpy_exactly(selenium, dtype):
         tw_testing.assert_same(got, want)
 
 
+@pytest.mark.parametrize("kernels", KERNELS)
 @run_in_pyodide(packages=["tenferro-web"])
-async def test_random_shapes_with_float_data(selenium):
+async def test_random_shapes_with_float_data(selenium, kernels):
     import numpy as np
 
     import tenferro_web as tw
     import tw_testing
 
-    rt = await tw_testing.runtime()
+    rt = await tw_testing.runtime(kernels)
     rng = np.random.default_rng(5)
     for trial in range(12):
         dtype = ("float32", "complex64")[trial % 2]
@@ -144,17 +152,18 @@ async def test_random_shapes_with_float_data(selenium):
         tw_testing.assert_gemm_close(got, want, k)
 
 
+@pytest.mark.parametrize("kernels", KERNELS)
 @run_in_pyodide(packages=["tenferro-web"])
-async def test_c32_conjugation_flags(selenium):
+async def test_c32_conjugation_flags(selenium, kernels):
     import numpy as np
 
     import tenferro_web as tw
     import tw_testing
 
-    rt = await tw_testing.runtime()
+    rt = await tw_testing.runtime(kernels)
     rng = np.random.default_rng(3)
-    a = tw_testing.sample(rng, (4, 6, 3), np.complex64, integers=True)
-    b = tw_testing.sample(rng, (6, 5, 3), np.complex64, integers=True)
+    a = tw_testing.sample(rng, (70, 6, 3), np.complex64, integers=True)
+    b = tw_testing.sample(rng, (6, 65, 3), np.complex64, integers=True)
     da, db = rt.upload(a), rt.upload(b)
     for lconj in (False, True):
         for rconj in (False, True):
@@ -177,14 +186,15 @@ async def test_c32_conjugation_flags(selenium):
     tw_testing.assert_same(got, (x.astype(np.float64) @ y).astype(np.float32))
 
 
+@pytest.mark.parametrize("kernels", KERNELS)
 @run_in_pyodide(packages=["tenferro-web"])
-async def test_views_bind_in_place_or_pack_with_negative_strides_and_offsets(selenium):
+async def test_views_bind_in_place_or_pack_with_negative_strides_and_offsets(selenium, kernels):
     import numpy as np
 
     import tenferro_web as tw
     import tw_testing
 
-    rt = await tw_testing.runtime()
+    rt = await tw_testing.runtime(kernels)
     rng = np.random.default_rng(9)
     base_np = tw_testing.sample(rng, (6, 8, 3), np.float32, integers=True)
     base = rt.upload(base_np)

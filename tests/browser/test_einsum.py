@@ -6,6 +6,7 @@ from pytest_pyodide import run_in_pyodide
 EXPRESSIONS = [
     # (subscripts, shapes)
     ("ij,jk->ik", [(5, 7), (7, 3)]),
+    ("ij,jk->ik", [(70, 7), (7, 66)]),                        # GPU tiles (kernels="gpu")
     ("ij,jk", [(5, 7), (7, 3)]),                              # implicit output
     ("ij,jk->ki", [(5, 7), (7, 3)]),                          # folded by swapping operands
     ("ji,kj->ik", [(7, 5), (3, 7)]),                          # transposed inputs, in place
@@ -38,15 +39,16 @@ EXPRESSIONS = [
 ]
 
 
+@pytest.mark.parametrize("kernels", ["cpu", "gpu"])
 @pytest.mark.parametrize("dtype", ["float32", "complex64"])
 @run_in_pyodide(packages=["tenferro-web"])
-async def test_expressions_against_numpy(selenium, dtype, expressions=EXPRESSIONS):
+async def test_expressions_against_numpy(selenium, dtype, kernels, expressions=EXPRESSIONS):
     import numpy as np
 
     import tenferro_web as tw
     import tw_testing
 
-    rt = await tw_testing.runtime()
+    rt = await tw_testing.runtime(kernels)
     rng = np.random.default_rng(21)
     for subscripts, shapes in expressions:
         arrays = [tw_testing.sample(rng, s, dtype, integers=True) for s in shapes]

@@ -5,14 +5,35 @@ from importlib.resources import files
 
 import pytest
 
-from tenferro_web.runtime.kernels import KernelKey, kernel_source, render
+import tenferro_web as tw
+from tenferro_web.runtime.kernels import KernelKey, kernel_source, render, unroll
 
 
 def test_rendering_substitutes_and_includes():
     text = render(KernelKey.of("gemm_blocked", SCALAR="c32", TM=2, TN=3, WX=8, WY=4))
     assert "{{" not in text and "#include" not in text
     assert "alias Scalar = vec2<f32>;" in text
-    assert "const TM: u32 = 2u;" in text and "const WY: u32 = 4u;" in text
+    assert "@workgroup_size(8, 4)" in text
+
+
+def test_marked_loops_are_unrolled_with_literal_counters_in_their_own_blocks():
+    text = render(KernelKey.of("gemm_blocked", SCALAR="f32", TM=2, TN=3, WX=8, WY=4))
+    assert "// unroll" not in text
+    assert "acc[2u * 2u + 1u] = mac(acc[2u * 2u + 1u], av[1u], bv);" in text
+    assert text.count("let bv = ") == 3  # one per unrolled column, each in its own block
+    src = """  // unroll
+  for (var i = 0u; i < 2u; i++) {
+    let x = v[i];
+    // unroll
+    for (var j = 0u; j < 2u; j++) {
+      w[i + j] = x;
+    }
+  }
+  done();
+"""
+    out = unroll(src)
+    assert "for (" not in out and out.count("let x") == 2 and "w[1u + 1u] = x;" in out
+    assert out.rstrip().endswith("done();")
 
 
 def test_missing_or_unknown_constants_are_refused():
@@ -35,3 +56,26 @@ def test_every_wgsl_file_is_shipped_and_used_with_its_placeholders():
     for name in names:
         for placeholder in re.findall(r"\{\{([A-Z0-9_]+)\}\}", kernel_source(name)):
             assert placeholder.isupper()
+
+
+def test_selection_by_profile_and_shape():
+    from tenferro_web.dtypes import DType
+    from tenferro_web.layout import dense_layout
+    from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
+    from tenferro_web.runtime.selection import KernelProfile, gemm_launch
+
+    def launch(cpu, m, k, n, dtype=DType.F32):
+        plan = plan_dot_general(dtype, dense_layout((m, k)), dtype, dense_layout((k, n)),
+                                DotGeneralConfig.of([1], [0]))
+        return gemm_launch(KernelProfile(cpu), plan, plan.lhs, plan.rhs)
+
+    big_cpu = launch(True, 1024, 1024, 1024)
+    assert big_cpu.key.name == "gemm_blocked" and dict(big_cpu.key.constants)["TM"] == "16"
+    assert big_cpu.groups == (1024 // 128) * (1024 // 64)
+    assert launch(True, 3, 5, 1).key.name == "gemm_blocked"
+    gpu = launch(False, 256, 64, 256)
+    assert gpu.key.name == "gemm_tiled" and dict(gpu.key.constants)["B_K_FAST"] == "true"
+    assert launch(False, 256, 64, 8).key.name == "gemm_blocked"  # thin output
+    assert dict(launch(False, 256, 64, 256, DType.C32).key.constants)["SCALAR"] == "c32"
+    with pytest.raises(tw.InvalidArgument, match="kernels"):
+        KernelProfile.choose(None, "fast")

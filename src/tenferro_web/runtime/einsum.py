@@ -18,8 +18,8 @@ from ..planning.einsum_plan import (
 )
 from .kernels import KernelKey
 from .ops import dot_general, materialize, operand, resident_state
-from .runtime import AdapterInfo, DeviceState
-from .selection import copy_launch, gemm_launch
+from .runtime import DeviceState
+from .selection import KernelProfile, copy_launch, gemm_launch
 from .tensor import Tensor, TensorView
 
 
@@ -45,7 +45,7 @@ async def einsum(subscripts: str, *operands: Tensor | TensorView,
     blocking the page (``createComputePipelineAsync``), then enqueues the steps."""
     plan = _plan(subscripts, operands, optimize)
     state = resident_state(OP, *(operand(OP, x, f"operand {i}") for i, x in enumerate(operands)))
-    await state.prepare_pipelines(sorted(plan_kernels(state.adapter, plan), key=str))
+    await state.prepare_pipelines(sorted(plan_kernels(state.profile, plan), key=str))
     return _run(plan, operands)
 
 
@@ -54,7 +54,7 @@ def _plan(subscripts: str, operands: Sequence[Any], optimize) -> EinsumPlan:
     return plan_einsum(subscripts, [o.layout for o in ops], [o.dtype for o in ops], optimize)
 
 
-def plan_kernels(adapter: AdapterInfo, plan: EinsumPlan) -> set[KernelKey]:
+def plan_kernels(profile: KernelProfile, plan: EinsumPlan) -> set[KernelKey]:
     """Every pipeline running ``plan`` will use, from the same selectors the ops call."""
     launches = set()
     itemsize = plan.dtype.itemsize
@@ -65,14 +65,14 @@ def plan_kernels(adapter: AdapterInfo, plan: EinsumPlan) -> set[KernelKey]:
             for binding, layout in ((dg.lhs, lhs), (dg.rhs, rhs)):
                 if binding.pack_perm is not None:
                     copy = plan_copy(layout.permuted(OP, binding.pack_perm), OP)
-                    launches.add(copy_launch(adapter, copy, itemsize))
+                    launches.add(copy_launch(profile, copy, itemsize))
             if dg.out_size and dg.k:
-                launches.add(gemm_launch(adapter, dg, dg.lhs, dg.rhs))
+                launches.add(gemm_launch(profile, dg, dg.lhs, dg.rhs))
         elif isinstance(step, TransposeStep | CopyStep):
             layout = plan.layouts[step.src]
             if isinstance(step, TransposeStep):
                 layout = layout.permuted(OP, step.perm)
-            launches.add(copy_launch(adapter, plan_copy(layout, OP), itemsize))
+            launches.add(copy_launch(profile, plan_copy(layout, OP), itemsize))
     return {launch.key for launch in launches if launch is not None}
 
 

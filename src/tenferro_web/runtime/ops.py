@@ -78,7 +78,7 @@ def materialize(state: DeviceState, op: str, src: Tensor, layout: ViewLayout) ->
     if plan.size == 0:
         return out
     itemsize = src.dtype.itemsize
-    launch = copy_launch(state.adapter, plan, itemsize)
+    launch = copy_launch(state.profile, plan, itemsize)
     if launch is None:
         state.stream.copy(src.allocation.buffer_id, plan.src_offset * itemsize,
                           out.allocation.buffer_id, 0, plan.size * itemsize)
@@ -158,7 +158,7 @@ def dot_general_with_conj(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
         return out
     a_tensor, a_bind = bind(state, op, a, plan.lhs)
     b_tensor, b_bind = bind(state, op, b, plan.rhs)
-    state.launch(op, gemm_launch(state.adapter, plan, a_bind, b_bind, lhs_conj, rhs_conj),
+    state.launch(op, gemm_launch(state.profile, plan, a_bind, b_bind, lhs_conj, rhs_conj),
                  (a_tensor.allocation.buffer_id, b_tensor.allocation.buffer_id,
                   out.allocation.buffer_id))
     return out

@@ -25,7 +25,7 @@ from ..errors import (
     RuntimeStateError,
 )
 from .kernels import KernelKey, render
-from .selection import Launch
+from .selection import KernelProfile, Launch
 from .tensor import (
     Allocation,
     AllocationDomainId,
@@ -114,7 +114,7 @@ class CommandStream:
 class DeviceState:
     """Shared by a runtime and its clones: the device and everything allocated on it."""
 
-    def __init__(self, transport: Any, ordinal: int):
+    def __init__(self, transport: Any, ordinal: int, kernels: str = "auto"):
         self.transport = transport
         self.ordinal = ordinal
         self.identity = RuntimeIdentity(next(_runtime_tokens))
@@ -125,6 +125,7 @@ class DeviceState:
             description=info["description"], is_fallback=bool(info["isFallbackAdapter"]),
             features=tuple(info["features"]), limits=dict(info["limits"]),
             context=info["context"])
+        self.profile = KernelProfile.choose(self.adapter, kernels)
         self.placement = Placement(MemoryKind.DEVICE, DeviceId(DeviceKind.WEBGPU, ordinal))
         self.stream = CommandStream(self.adapter.limits["minStorageBufferOffsetAlignment"] // 4)
         self.pipelines: dict[KernelKey, int] = {}
@@ -306,22 +307,27 @@ class WebGpuRuntime:
         self._state = state
 
     @classmethod
-    async def create(cls, power_preference: str | None = None) -> WebGpuRuntime:
-        """Request an adapter and a device at the adapter's real buffer limits."""
+    async def create(cls, power_preference: str | None = None,
+                     kernels: str = "auto") -> WebGpuRuntime:
+        """Request an adapter and a device at the adapter's real buffer limits.
+
+        ``kernels`` picks the kernel family: "auto" (from the adapter), "cpu" (register blocks
+        without barriers, best on software adapters) or "gpu" (workgroup-memory tiles)."""
         op = "webgpu_runtime_init"
         from ..transport.browser import BrowserTransport, in_browser
 
         if not in_browser():
             raise NoAdapterError(
                 op, "no browser WebGPU here (this Python is not Pyodide); run inside Pyodide")
-        return cls(DeviceState(await BrowserTransport.open(power_preference, op), 0))
+        return cls(DeviceState(await BrowserTransport.open(power_preference, op), 0, kernels))
 
     @classmethod
-    def create_sync(cls, power_preference: str | None = None) -> WebGpuRuntime:
+    def create_sync(cls, power_preference: str | None = None,
+                    kernels: str = "auto") -> WebGpuRuntime:
         """``create`` without ``await``; needs JSPI in the browser."""
         from ..transport.browser import run_sync
 
-        return run_sync(cls.create(power_preference), "create_sync",
+        return run_sync(cls.create(power_preference, kernels), "create_sync",
                         "await WebGpuRuntime.create()")
 
     def clone(self) -> WebGpuRuntime:
