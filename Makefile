@@ -81,7 +81,7 @@ lint: $(STAMPS)/venv
 
 test-host: $(WHEEL)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(WHEEL)
-	$(PY) -m pytest tests/host -q
+	$(PY) -m pytest tests/host tests/native -q
 
 test-browser: $(SITE)/index.html $(LITE)/index.html
 	$(PY) -m pytest tests/browser $(BROWSER_ARGS)

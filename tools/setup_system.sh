@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages tenferro-web's commands need, only those that are missing:
-# Chromium (its SwiftShader gives a WebGPU adapter without a GPU), its WebDriver, Node/npm and
-# Python's venv. Safe to run again; quick when everything is there.
+# Chromium (its SwiftShader gives a WebGPU adapter without a GPU), its WebDriver, Node/npm,
+# Python's venv and Mesa's lavapipe. Safe to run again; quick when everything is there.
 set -euo pipefail
 
 need=()
@@ -9,6 +9,8 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
 command -v npm >/dev/null || need+=(nodejs npm)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
+# Mesa's CPU Vulkan driver (lavapipe) for the native lane (wgpu-native outside the browser).
+ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -318,8 +318,19 @@ class WebGpuRuntime:
 
         if not in_browser():
             raise NoAdapterError(
-                op, "no browser WebGPU here (this Python is not Pyodide); run inside Pyodide")
+                op, "no browser WebGPU here (this Python is not Pyodide); run inside Pyodide, "
+                    "or use WebGpuRuntime.native() with the 'wgpu' package")
         return cls(DeviceState(await BrowserTransport.open(power_preference, op), 0, kernels))
+
+    @classmethod
+    def native(cls, power_preference: str | None = None, kernels: str = "auto") -> WebGpuRuntime:
+        """A runtime on native WebGPU (wgpu-native through the ``wgpu`` package), outside any
+        browser: the same planners, kernels and command streams, on GPUs a browser here cannot
+        reach (the real-GPU benchmark lane) or on CPU Vulkan drivers."""
+        from ..transport.native import NativeTransport
+
+        return cls(DeviceState(NativeTransport.open(power_preference, "webgpu_runtime_init"), 0,
+                               kernels))
 
     @classmethod
     def create_sync(cls, power_preference: str | None = None,

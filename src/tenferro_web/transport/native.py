@@ -1,0 +1,196 @@
+"""A native transport: wgpu-native through the ``wgpu`` package (Vulkan, Metal, D3D12).
+
+The same runtime, planners, kernels and command streams as in the browser, outside it: this is
+how the real-GPU benchmark lane runs the product's own code on a GPU no browser here can reach,
+and how CPU Vulkan drivers (lavapipe) can run the kernels natively. It decodes the command
+stream exactly as ``js/bridge.mjs`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import Any
+
+import numpy as np
+
+from ..errors import BackendFailure, NoAdapterError
+
+OP_DISPATCH, OP_COPY, OP_CLEAR = 1, 2, 3
+_LIMITS = ("maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroupsPerDimension",
+           "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
+           "maxComputeWorkgroupSizeY", "maxComputeWorkgroupSizeZ",
+           "maxComputeWorkgroupStorageSize", "maxStorageBuffersPerShaderStage",
+           "minStorageBufferOffsetAlignment")
+
+
+def _kebab(name: str) -> str:
+    return "".join(f"-{ch.lower()}" if ch.isupper() else ch for ch in name)
+
+
+class NativeTransport:
+    name = "native"
+
+    def __init__(self, wgpu: Any, adapter: Any, device: Any):
+        self._wgpu = wgpu
+        self._adapter = adapter
+        self._device = device
+        self._buffers: dict[int, Any] = {}
+        self._next_id = 1
+        self._pipelines: list[Any] = []
+        self._params_buffer = None
+        self._lost: str | None = None
+
+    @classmethod
+    def open(cls, power_preference: str | None, op: str) -> NativeTransport:
+        try:
+            import wgpu
+        except ImportError:
+            raise NoAdapterError(op, "the native transport needs the 'wgpu' package "
+                                     "(pip install wgpu)") from None
+        adapter = wgpu.gpu.request_adapter_sync(
+            power_preference=power_preference or "high-performance")
+        if adapter is None:
+            raise NoAdapterError(op, "wgpu-native found no adapter")
+        limits = {_kebab(n): adapter.limits[_kebab(n)] for n in _LIMITS
+                  if not n.startswith("min")}
+        try:
+            device = adapter.request_device_sync(required_limits=limits)
+        except Exception as e:  # wgpu raises its own error types
+            raise NoAdapterError(op, f"requestDevice failed: {e}") from None
+        return cls(wgpu, adapter, device)
+
+    def describe(self) -> dict:
+        info = self._adapter.info
+        return {
+            "vendor": info.get("vendor", ""), "architecture": info.get("architecture", ""),
+            "device": info.get("device", ""), "description": info.get("description", ""),
+            "isFallbackAdapter": info.get("adapter_type", "") == "CPU",
+            "features": sorted(str(f) for f in self._device.features),
+            "limits": {n: self._device.limits[_kebab(n)] for n in _LIMITS},
+            "context": "native",
+        }
+
+    def take_errors(self) -> tuple[str | None, list[str]]:
+        # wgpu-native raises validation errors as Python exceptions where they happen.
+        return self._lost, []
+
+    def create_buffer(self, byte_length: int, staging: bool) -> int:
+        usage = self._wgpu.BufferUsage
+        flags = (usage.MAP_READ | usage.COPY_DST) if staging else \
+            (usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+        buffer_id = self._next_id
+        self._next_id += 1
+        self._buffers[buffer_id] = self._device.create_buffer(size=byte_length, usage=flags)
+        return buffer_id
+
+    def destroy_buffer(self, buffer_id: int) -> None:
+        buffer = self._buffers.pop(buffer_id, None)
+        if buffer is not None:
+            buffer.destroy()
+
+    def write_buffer(self, buffer_id: int, byte_offset: int, data: np.ndarray) -> None:
+        self._device.queue.write_buffer(self._buffers[buffer_id], byte_offset, data)
+
+    def create_pipeline(self, code: str, label: str) -> int:
+        try:
+            module = self._device.create_shader_module(code=code, label=label)
+            pipeline = self._device.create_compute_pipeline(
+                layout="auto", compute={"module": module, "entry_point": "main"}, label=label)
+        except Exception as e:
+            raise BackendFailure("pipeline", f"{label}: {e}") from None
+        self._pipelines.append(pipeline)
+        return len(self._pipelines) - 1
+
+    async def create_pipeline_async(self, code: str, label: str) -> int:
+        return self.create_pipeline(code, label)
+
+    def submit(self, commands: Any, params: Any) -> None:
+        device, words = self._device, np.frombuffer(commands, np.uint32)
+        params = np.frombuffer(params, np.uint32)
+        if params.size:
+            if self._params_buffer is None or self._params_buffer.size < params.nbytes:
+                self._params_buffer = device.create_buffer(
+                    size=max(params.nbytes, 1 << 16),
+                    usage=self._wgpu.BufferUsage.STORAGE | self._wgpu.BufferUsage.COPY_DST)
+            device.queue.write_buffer(self._params_buffer, 0, params)
+        encoder = device.create_command_encoder()
+        compute = None
+        i = 0
+        while i < len(words):
+            op = int(words[i])
+            if op == OP_DISPATCH:
+                pipeline = self._pipelines[int(words[i + 1])]
+                entries = [{"binding": 0, "resource": {
+                    "buffer": self._params_buffer, "offset": int(words[i + 2]) * 4,
+                    "size": int(words[i + 3]) * 4}}]
+                count = int(words[i + 7])
+                entries += [{"binding": b + 1,
+                             "resource": {"buffer": self._buffers[int(words[i + 8 + b])]}}
+                            for b in range(count)]
+                group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0),
+                                                 entries=entries)
+                if compute is None:
+                    compute = encoder.begin_compute_pass()
+                compute.set_pipeline(pipeline)
+                compute.set_bind_group(0, group)
+                compute.dispatch_workgroups(*(int(w) for w in words[i + 4: i + 7]))
+                i += 8 + count
+                continue
+            if compute is not None:
+                compute.end()
+                compute = None
+            if op == OP_COPY:
+                src, so, dst, do, size = (int(w) for w in words[i + 1: i + 6])
+                encoder.copy_buffer_to_buffer(self._buffers[src], so, self._buffers[dst], do,
+                                              size)
+                i += 6
+            elif op == OP_CLEAR:
+                buffer_id, offset, size = (int(w) for w in words[i + 1: i + 4])
+                encoder.clear_buffer(self._buffers[buffer_id], offset, size)
+                i += 4
+            else:
+                raise BackendFailure("submit", f"unknown command word {op} at {i}")
+        if compute is not None:
+            compute.end()
+        device.queue.submit([encoder.finish()])
+
+    async def synchronize(self) -> None:
+        # Reading 4 bytes back waits for the queue (on_submitted_work_done_sync is broken in
+        # wgpu 0.32); any live buffer will do.
+        buffer = self._params_buffer or next(iter(self._buffers.values()), None)
+        if buffer is not None and buffer.usage & self._wgpu.BufferUsage.COPY_SRC:
+            self._device.queue.read_buffer(buffer, 0, 4)
+        else:
+            scratch = self._device.create_buffer(
+                size=4, usage=self._wgpu.BufferUsage.COPY_SRC | self._wgpu.BufferUsage.STORAGE)
+            self._device.queue.read_buffer(scratch, 0, 4)
+            scratch.destroy()
+
+    async def map_staging(self, staging_id: int, op: str) -> None:
+        try:
+            self._buffers[staging_id].map_sync(self._wgpu.MapMode.READ)
+        except Exception as e:
+            raise BackendFailure(op, f"mapping failed: {e}") from None
+
+    def copy_mapped(self, staging_id: int, dest: np.ndarray, byte_length: int) -> None:
+        staging = self._buffers[staging_id]
+        try:
+            view = staging.read_mapped(0, (byte_length + 3) & ~3, copy=False)
+            dest.view(np.uint8)[:] = np.frombuffer(view, np.uint8)[:byte_length]
+        finally:
+            staging.unmap()
+
+    def destroy(self) -> None:
+        for buffer in self._buffers.values():
+            buffer.destroy()
+        self._buffers.clear()
+        self._device.destroy()
+
+    def run_sync(self, coroutine: Coroutine, op: str, alternative: str) -> Any:
+        """Native calls never suspend: drive the coroutine to its end right here."""
+        try:
+            coroutine.send(None)
+        except StopIteration as done:
+            return done.value
+        coroutine.close()
+        raise BackendFailure(op, "a native transport call suspended unexpectedly")

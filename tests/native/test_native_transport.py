@@ -1,0 +1,73 @@
+"""Native lane: the same runtime, kernels and command streams through wgpu-native (the `wgpu`
+package) on Mesa's lavapipe Vulkan driver. This is the transport the real-GPU benchmark uses, so
+CI checks it against numpy even though CI has no GPU."""
+
+import numpy as np
+import pytest
+
+import tenferro_web as tw
+
+
+@pytest.fixture(scope="module", params=["cpu", "gpu"])
+def rt(request):
+    runtime = tw.WebGpuRuntime.native(kernels=request.param)
+    assert runtime.adapter.context == "native" and runtime.adapter.device, runtime.adapter
+    yield runtime
+    runtime.close()
+
+
+def ints(rng, shape, dtype):
+    data = rng.integers(-4, 5, shape).astype(np.float64)
+    if np.dtype(dtype).kind == "c":
+        data = data + 1j * rng.integers(-4, 5, shape)
+    return data.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_dot_general_matches_numpy_exactly(rt, dtype):
+    rng = np.random.default_rng(0)
+    for ls, rs, lc, rc, lb, rb in [((130, 70), (70, 129), [1], [0], [], []),
+                                   ((70, 130), (129, 70), [0], [1], [], []),
+                                   ((66, 9, 3), (9, 70, 3), [1], [0], [2], [2]),
+                                   ((9,), (9, 4), [0], [0], [], [])]:
+        a, b = ints(rng, ls, dtype), ints(rng, rs, dtype)
+        got = tw.dot_general(rt.upload(a), rt.upload(b), lc, rc, lb, rb).download_sync()
+        wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+        letters = "abcdefgh"
+        ls_l, rs_l = [None] * len(ls), [None] * len(rs)
+        sym = iter(letters)
+        for x, y in [*zip(lc, rc), *zip(lb, rb)]:
+            ls_l[x] = rs_l[y] = next(sym)
+        lf = [x for x in range(len(ls)) if ls_l[x] is None]
+        rf = [y for y in range(len(rs)) if rs_l[y] is None]
+        for x in lf:
+            ls_l[x] = next(sym)
+        for y in rf:
+            rs_l[y] = next(sym)
+        out = "".join([ls_l[x] for x in lf] + [rs_l[y] for y in rf] + [ls_l[x] for x in lb])
+        want = np.einsum(f"{''.join(ls_l)},{''.join(rs_l)}->{out}", a.astype(wide), b)
+        np.testing.assert_array_equal(got, want.astype(dtype))
+
+
+def test_copies_and_einsum(rt):
+    rng = np.random.default_rng(1)
+    x = ints(rng, (40, 33, 3), np.float32)
+    t = rt.upload(x)
+    np.testing.assert_array_equal(tw.transpose(t, [1, 0, 2]).download_sync(),
+                                  np.transpose(x, [1, 0, 2]))
+    view = t.view((20, 33), (-2, 40), 39)
+    np.testing.assert_array_equal(tw.to_contiguous(view).download_sync(), x[::-2, :, 0])
+    mask = rt.upload(x > 0)
+    np.testing.assert_array_equal(tw.transpose(mask).download_sync(), np.transpose(x > 0))
+    a, b, c = (ints(rng, s, np.float32) for s in [(10, 30), (30, 4), (4, 20)])
+    got = tw.einsum_sync("ij,jk,kl->li", rt.upload(a), rt.upload(b), rt.upload(c))
+    np.testing.assert_array_equal(got.download_sync(),
+                                  np.einsum("ij,jk,kl->li", a, b, c).astype(np.float32))
+
+
+def test_transfers_of_every_dtype(rt):
+    rng = np.random.default_rng(2)
+    for dtype in (np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64,
+                  np.complex128):
+        host = (rng.random((5, 3, 2)) * 100).astype(dtype)
+        np.testing.assert_array_equal(rt.upload(host).download_sync(), host)
