@@ -19,7 +19,6 @@ import numpy as np
 import tenferro_web as tw
 from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
 from tenferro_web.runtime import selection
-from tenferro_web.runtime.kernels import KernelKey
 
 
 def gflops(flops: float, seconds: float) -> float:
@@ -102,9 +101,8 @@ def sweep(rt, size: int, candidates) -> list[dict]:
     base = selection.gemm_launch(rt.state.profile, plan, plan.lhs, plan.rhs)
     rows = []
     for tm, tn, bk in candidates:
-        key = KernelKey.of("gemm_tiled", SCALAR="f32", TM=tm, TN=tn, BK=bk,
-                           A_K_FAST="false", B_K_FAST="true")
-        tiles_m, tiles_n = -(-size // (16 * tm)), -(-size // (16 * tn))
+        key, block_m, block_n = selection.tiled_key("f32", tm, tn, bk, False, True)
+        tiles_m, tiles_n = -(-size // block_m), -(-size // block_n)
         launch = selection.Launch(key, (size, size, size, 1, tiles_m, tiles_n, *base.params[6:]),
                                   tiles_m * tiles_n)
         out = rt.state.allocate("sweep", tw.DType.F32, (size, size))
@@ -132,8 +130,7 @@ def main() -> None:
     print(f"adapter: {adapter.vendor} {adapter.device} ({adapter.description}), "
           f"kernels: {'cpu' if rt.state.profile.cpu else 'gpu'}", flush=True)
     if args.sweep:
-        candidates = [(8, 8, 8), (8, 8, 16), (8, 8, 32), (4, 8, 16), (8, 4, 16), (4, 4, 16),
-                      (16, 8, 8), (8, 16, 8)]
+        candidates = [(8, 8, 16), (8, 8, 8), (4, 4, 16), (4, 4, 8), (4, 8, 16), (4, 4, 32)]
         result = {"adapter": adapter.device, "sweep": sweep(rt, args.sweep, candidates)}
     else:
         import torch

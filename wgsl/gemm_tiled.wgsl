@@ -4,7 +4,9 @@
 // with A(m, k, bi) = a[a_off + m*a_rs + k*a_cs + bi*a_bs] (signed strides; likewise B), so
 // transposed and offset operands are read in place. Tile loads make neighbouring invocations
 // read neighbouring addresses: along m or k for A (A_K_FAST), along k or n for B (B_K_FAST),
-// whichever the operand keeps contiguous. Out-of-range elements load as zero.
+// whichever the operand keeps contiguous. Out-of-range elements load as zero. Every loop with a
+// constant trip count is unrolled at render time (LOADS_A = BK*BM/256, LOADS_B = BK*BN/256), so
+// the blocks are indexed with constants and stay in registers.
 // params: [M, N, K, batch, tiles_m, tiles_n, a_off, a_rs, a_cs, a_bs, b_off, b_rs, b_cs, b_bs,
 //          a_conj_sign (f32 bits), b_conj_sign (f32 bits)]
 
@@ -25,8 +27,20 @@ const BM: u32 = W * TM;
 const BN: u32 = W * TN;
 const THREADS: u32 = W * W;
 
-var<workgroup> a_tile: array<Scalar, BK * BM>;  // [k][m]
-var<workgroup> b_tile: array<Scalar, BK * BN>;  // [k][n]
+// Tiles keep the operand's contiguous axis fastest, so the stores below are conflict-free and
+// the reads are either consecutive across lanes or one broadcast.
+var<workgroup> a_tile: array<Scalar, BK * BM>;
+var<workgroup> b_tile: array<Scalar, BK * BN>;
+
+fn a_at(k: u32, m: u32) -> u32 {
+  if (A_K_FAST) { return m * BK + k; }
+  return k * BM + m;
+}
+
+fn b_at(k: u32, n: u32) -> u32 {
+  if (B_K_FAST) { return n * BK + k; }
+  return k * BN + n;
+}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -55,45 +69,79 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let a_sign = bitcast<f32>(params[14]);
   let b_sign = bitcast<f32>(params[15]);
 
+  // Which tile element each of this invocation's loads brings: neighbouring invocations take
+  // neighbouring addresses along the operand's contiguous axis.
+  var a_k: array<u32, {{LOADS_A}}>;
+  var a_m: array<u32, {{LOADS_A}}>;
+  var b_k: array<u32, {{LOADS_B}}>;
+  var b_n: array<u32, {{LOADS_B}}>;
+  // unroll
+  for (var r = 0u; r < {{LOADS_A}}u; r++) {
+    let l = flat + r * THREADS;
+    if (A_K_FAST) { a_k[r] = l % BK; a_m[r] = l / BK; } else { a_m[r] = l % BM; a_k[r] = l / BM; }
+  }
+  // unroll
+  for (var r = 0u; r < {{LOADS_B}}u; r++) {
+    let l = flat + r * THREADS;
+    if (B_K_FAST) { b_k[r] = l % BK; b_n[r] = l / BK; } else { b_n[r] = l % BN; b_k[r] = l / BN; }
+  }
+
   var acc: array<Scalar, TM * TN>;
   var av: array<Scalar, TM>;
   var bv: array<Scalar, TN>;
-  for (var k0 = 0u; k0 < K; k0 += BK) {
-    for (var l = flat; l < BK * BM; l += THREADS) {
-      var mi: u32;
-      var ki: u32;
-      if (A_K_FAST) { ki = l % BK; mi = l / BK; } else { mi = l % BM; ki = l / BM; }
-      let m = m_base + mi;
-      let k = k0 + ki;
-      var v = Scalar();  // explicit zero: out-of-range elements must contribute nothing
-      if (m < M && k < K) {
-        v = load_scalar(a[u32(a_base + i32(m) * a_rs + i32(k) * a_cs)], a_sign);
+  var a_next: array<Scalar, {{LOADS_A}}>;
+  var b_next: array<Scalar, {{LOADS_B}}>;
+  // Software pipelining: the global loads of tile k0 are in flight while tile k0 - BK is
+  // multiplied out of workgroup memory. The first pass only loads, the last only computes.
+  for (var k0 = 0u; k0 < K + BK; k0 += BK) {
+    if (k0 > 0u) {
+      // unroll
+      for (var r = 0u; r < {{LOADS_A}}u; r++) {
+        a_tile[a_at(a_k[r], a_m[r])] = a_next[r];
       }
-      a_tile[ki * BM + mi] = v;
-    }
-    for (var l = flat; l < BK * BN; l += THREADS) {
-      var ni: u32;
-      var ki: u32;
-      if (B_K_FAST) { ki = l % BK; ni = l / BK; } else { ni = l % BN; ki = l / BN; }
-      let n = n_base + ni;
-      let k = k0 + ki;
-      var v = Scalar();  // explicit zero: out-of-range elements must contribute nothing
-      if (n < N && k < K) {
-        v = load_scalar(b[u32(b_base + i32(k) * b_rs + i32(n) * b_cs)], b_sign);
+      // unroll
+      for (var r = 0u; r < {{LOADS_B}}u; r++) {
+        b_tile[b_at(b_k[r], b_n[r])] = b_next[r];
       }
-      b_tile[ki * BN + ni] = v;
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < BK; kk++) {
-      for (var i = 0u; i < TM; i++) {
-        av[i] = a_tile[kk * BM + lid.x + W * i];
+    if (k0 < K) {
+      // unroll
+      for (var r = 0u; r < {{LOADS_A}}u; r++) {
+        let m = m_base + a_m[r];
+        let k = k0 + a_k[r];
+        a_next[r] = Scalar();  // explicit zero: out-of-range elements must contribute nothing
+        if (m < M && k < K) {
+          a_next[r] = load_scalar(a[u32(a_base + i32(m) * a_rs + i32(k) * a_cs)], a_sign);
+        }
       }
-      for (var j = 0u; j < TN; j++) {
-        bv[j] = b_tile[kk * BN + lid.y + W * j];
+      // unroll
+      for (var r = 0u; r < {{LOADS_B}}u; r++) {
+        let n = n_base + b_n[r];
+        let k = k0 + b_k[r];
+        b_next[r] = Scalar();
+        if (n < N && k < K) {
+          b_next[r] = load_scalar(b[u32(b_base + i32(k) * b_rs + i32(n) * b_cs)], b_sign);
+        }
       }
-      for (var i = 0u; i < TM; i++) {
-        for (var j = 0u; j < TN; j++) {
-          acc[i * TN + j] = mac(acc[i * TN + j], av[i], bv[j]);
+    }
+    if (k0 > 0u) {
+      // unroll
+      for (var kk = 0u; kk < {{BK}}u; kk++) {
+        // unroll
+        for (var i = 0u; i < {{TM}}u; i++) {
+          av[i] = a_tile[a_at(kk, lid.x + W * i)];
+        }
+        // unroll
+        for (var j = 0u; j < {{TN}}u; j++) {
+          bv[j] = b_tile[b_at(kk, lid.y + W * j)];
+        }
+        // unroll
+        for (var i = 0u; i < {{TM}}u; i++) {
+          // unroll
+          for (var j = 0u; j < {{TN}}u; j++) {
+            acc[i * TN + j] = mac(acc[i * TN + j], av[i], bv[j]);
+          }
         }
       }
     }
@@ -101,9 +149,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   }
 
   let out_base = bi * M * N;
-  for (var i = 0u; i < TM; i++) {
+  // unroll
+  for (var i = 0u; i < {{TM}}u; i++) {
     let m = m_base + lid.x + W * i;
-    for (var j = 0u; j < TN; j++) {
+    // unroll
+    for (var j = 0u; j < {{TN}}u; j++) {
       let n = n_base + lid.y + W * j;
       if (m < M && n < N) {
         c[out_base + n * M + m] = acc[i * TN + j];

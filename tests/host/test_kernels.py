@@ -73,8 +73,11 @@ def test_selection_by_profile_and_shape():
     assert big_cpu.key.name == "gemm_blocked" and dict(big_cpu.key.constants)["TM"] == "16"
     assert big_cpu.groups == (1024 // 128) * (1024 // 64)
     assert launch(True, 3, 5, 1).key.name == "gemm_blocked"
-    gpu = launch(False, 256, 64, 256)
+    gpu = launch(False, 4096, 64, 4096)
     assert gpu.key.name == "gemm_tiled" and dict(gpu.key.constants)["B_K_FAST"] == "true"
+    assert dict(gpu.key.constants)["TM"] == "8"
+    assert dict(gpu.key.constants)["LOADS_A"] == "8"  # BK 16 x BM 128 / 256 invocations
+    assert dict(launch(False, 256, 64, 256).key.constants)["TM"] == "4"  # few tiles: 64x64
     assert launch(False, 256, 64, 8).key.name == "gemm_blocked"  # thin output
     assert dict(launch(False, 256, 64, 256, DType.C32).key.constants)["SCALAR"] == "c32"
     with pytest.raises(tw.InvalidArgument, match="kernels"):

@@ -119,10 +119,10 @@ def upload(state: DeviceState, array: Any) -> Tensor:
             and dtype in COPY_DTYPES:
         # Row-major bytes are the column-major tensor of the reversed shape: send them as they
         # are and reorder once, on the GPU.
-        raw = state.allocate(op, dtype, host.shape[::-1])
+        raw = state.allocate(op, dtype, host.shape[::-1], for_upload=True)
         state.write(raw, host.reshape(-1))
         return materialize(state, op, raw, raw.layout.permuted(op, range(host.ndim - 1, -1, -1)))
-    out = state.allocate(op, dtype, host.shape)
+    out = state.allocate(op, dtype, host.shape, for_upload=True)
     if host.size:
         state.write(out, np.asfortranarray(host).reshape(-1, order="F"))
     return out

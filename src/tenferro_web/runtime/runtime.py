@@ -162,11 +162,22 @@ class DeviceState:
                                     "split the tensor into smaller ones, or use an adapter with "
                                     "a larger limit")
 
-    def acquire_buffer(self, op: str, byte_len: int) -> tuple[int, int]:
+    def acquire_buffer(self, op: str, byte_len: int, for_upload: bool) -> tuple[int, int]:
+        """A buffer of at least ``byte_len`` bytes: reused when one is free, else created.
+
+        A buffer released while the pending stream may still read it can be the output of a
+        later op at once (the GPU runs the stream in order), but not the target of an upload:
+        queue writes run before the pending stream is submitted.
+        """
         self.check_buffer_size(op, byte_len)
         capacity = buffer_capacity(byte_len)
         if capacity > self.adapter.limits["maxStorageBufferBindingSize"]:
             capacity = (byte_len + 3) & ~3
+        if not for_upload:
+            for index, (buffer_id, size) in enumerate(self.released):
+                if size == capacity:
+                    del self.released[index]
+                    return buffer_id, capacity
         free = self.free_buffers.get(capacity)
         if free:
             self.free_bytes -= capacity
@@ -187,14 +198,15 @@ class DeviceState:
                 self.free_bytes += capacity
         self.released.clear()
 
-    def allocate(self, op: str, dtype: DType, shape: tuple[int, ...]) -> Tensor:
+    def allocate(self, op: str, dtype: DType, shape: tuple[int, ...],
+                 for_upload: bool = False) -> Tensor:
         size = 1
         for d in shape:
             size *= d
         byte_len = size * dtype.itemsize
         if byte_len == 0:
             return Tensor(dtype, shape, Allocation(self, 0, 0, 0))
-        buffer_id, capacity = self.acquire_buffer(op, byte_len)
+        buffer_id, capacity = self.acquire_buffer(op, byte_len, for_upload)
         return Tensor(dtype, shape, Allocation(self, buffer_id, byte_len, capacity))
 
     # --- pipelines and submission -----------------------------------------------------------

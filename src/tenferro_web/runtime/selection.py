@@ -84,6 +84,16 @@ def cpu_block(extent: int) -> int:
     return 1 if extent == 1 else 4
 
 
+def tiled_key(scalar: str, tm: int, tn: int, bk: int, a_k_fast: bool,
+              b_k_fast: bool) -> tuple[KernelKey, int, int]:
+    """``gemm_tiled`` for a 16 x 16 workgroup: TM x TN per invocation, BK deep tiles."""
+    loads_a, loads_b = bk * 16 * tm // 256, bk * 16 * tn // 256
+    key = KernelKey.of("gemm_tiled", SCALAR=scalar, TM=tm, TN=tn, BK=bk,
+                       A_K_FAST=str(a_k_fast).lower(), B_K_FAST=str(b_k_fast).lower(),
+                       LOADS_A=loads_a, LOADS_B=loads_b)
+    return key, 16 * tm, 16 * tn
+
+
 def gemm_launch(profile: KernelProfile, plan: DotGeneralPlan, a: OperandBinding, b: OperandBinding,
                 lhs_conj: bool = False, rhs_conj: bool = False) -> Launch:
     """The GEMM kernel and its output tiling for one dot_general.
@@ -94,11 +104,12 @@ def gemm_launch(profile: KernelProfile, plan: DotGeneralPlan, a: OperandBinding,
     scalar = "c32" if plan.dtype is DType.C32 else "f32"
     tm, tn = cpu_block(plan.m), min(cpu_block(plan.n), 8)
     if not profile.cpu and plan.m >= 64 and plan.n >= 64:
-        tm = tn = 8 if scalar == "f32" else 4
-        key = KernelKey.of("gemm_tiled", SCALAR=scalar, TM=tm, TN=tn, BK=8,
-                           A_K_FAST=str(abs(a.col_stride) == 1).lower(),
-                           B_K_FAST=str(abs(b.row_stride) == 1).lower())
-        block_m, block_n = 16 * tm, 16 * tn
+        # Measured on an H200 (docs/performance.md): f32 128x128 tiles 16 deep, C32 64x64 tiles
+        # 8 deep; outputs too small to give every multiprocessor a 128x128 tile use 64x64.
+        big = scalar == "f32" and -(-plan.m // 128) * -(-plan.n // 128) * plan.batch >= 256
+        tm, bk = (8, 16) if big else (4, 8 if scalar == "c32" else 16)
+        key, block_m, block_n = tiled_key(scalar, tm, tm, bk, abs(a.col_stride) == 1,
+                                          abs(b.row_stride) == 1)
     else:
         key = KernelKey.of("gemm_blocked", SCALAR=scalar, TM=tm, TN=tn, WX=8, WY=8)
         block_m, block_n = 8 * tm, 8 * tn
