@@ -15,6 +15,7 @@ WHEEL_DIR := $(BUILD)/wheel
 PYODIDE_DIST := $(BUILD)/pyodide
 SITE := $(BUILD)/site
 LITE := $(BUILD)/lite
+BENCH_SITE := $(BUILD)/bench-site
 WHEEL := $(WHEEL_DIR)/tenferro_web-0.1.0-py3-none-any.whl
 PACKAGE_FILES := pyproject.toml README.md $(shell find src js wgsl -type f -not -path '*/__pycache__/*' 2>/dev/null)
 # Browser tests run pytest-pyodide's selenium runner on Debian's Chromium + chromedriver.
@@ -72,6 +73,17 @@ $(LITE)/index.html: $(wildcard lite/* lite/*/*) $(PYODIDE_DIST)/pyodide-lock.jso
 
 lite: $(LITE)/index.html
 	$(if $(SERVE),$(PY) tools/demo.py $(LITE) --serve $(or $(PORT),8001) --page notebooks/index.html?path=tenferro_web_example.ipynb)
+
+# The benchmark page: tenferro-web, Pyodide's numpy and TensorFlow.js (WebGPU) side by side.
+$(BENCH_SITE)/index.html: $(wildcard bench/page/*) bench/browser_bench.py $(PYODIDE_DIST)/pyodide-lock.json
+	rm -rf $(BENCH_SITE) && mkdir -p $(BENCH_SITE)/tfjs
+	cp bench/page/* bench/browser_bench.py $(BENCH_SITE)/
+	cp node_modules/@tensorflow/tfjs-core/dist/tf-core.min.js \
+	   node_modules/@tensorflow/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js $(BENCH_SITE)/tfjs/
+	cp -r $(PYODIDE_DIST) $(BENCH_SITE)/pyodide
+
+bench: $(BENCH_SITE)/index.html
+	$(PY) bench/run_browser.py $(BENCH_SITE) $(if $(QUICK),--quick)
 
 demo: $(SITE)/index.html
 	$(PY) tools/demo.py $(SITE) $(if $(SERVE),--serve $(or $(PORT),8000))

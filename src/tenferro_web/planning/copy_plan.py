@@ -10,6 +10,7 @@ gather.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 from ..dtypes import DType
@@ -58,6 +59,7 @@ def fuse_axes(dims: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[in
     return tuple(out_dims), tuple(out_strides)
 
 
+@functools.lru_cache(maxsize=4096)
 def plan_copy(src: ViewLayout, op: str = "to_contiguous") -> CopyPlan:
     """Plan materialising ``src`` into a compact column-major tensor of ``src.shape``."""
     size = checked_product(op, src.shape)

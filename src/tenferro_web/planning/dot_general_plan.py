@@ -12,6 +12,7 @@ one stride; otherwise it is packed on the GPU by the shared copy planner into a 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -178,6 +179,7 @@ def bind_operand(view: ViewLayout, rows: Sequence[int], cols: Sequence[int],
     return OperandBinding(0, 1, nrows, nrows * ncols, pack_perm=(*rows, *cols, *batch))
 
 
+@functools.lru_cache(maxsize=4096)
 def plan_dot_general(lhs_dtype: DType, lhs: ViewLayout, rhs_dtype: DType, rhs: ViewLayout,
                      cfg: DotGeneralConfig) -> DotGeneralPlan:
     dtype = check_gemm_dtypes(lhs_dtype, rhs_dtype)

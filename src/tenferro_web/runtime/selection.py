@@ -1,10 +1,12 @@
 """Kernel selection: which WGSL kernel, specialisation and launch a planned op gets on an
 adapter. Pure functions of (kernel profile, plan), so they are tested on the host and can name every
-pipeline an op will need before it runs (``einsum`` compiles them asynchronously first).
+pipeline an op will need before it runs (``einsum`` compiles them asynchronously first). Plans
+and launches are immutable, so they are memoised: a chain of like ops plans once.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ..dtypes import DType
@@ -49,6 +51,7 @@ class Launch:
     groups: int  # workgroups; the runtime spreads them over a grid within the adapter's limits
 
 
+@functools.lru_cache(maxsize=4096)
 def copy_launch(profile: KernelProfile, plan: CopyPlan, itemsize: int) -> Launch | None:
     """The kernel for a copy plan, or None when a plain buffer-to-buffer copy does it."""
     if plan.size == 0:
@@ -94,6 +97,7 @@ def tiled_key(scalar: str, tm: int, tn: int, bk: int, a_k_fast: bool,
     return key, 16 * tm, 16 * tn
 
 
+@functools.lru_cache(maxsize=4096)
 def gemm_launch(profile: KernelProfile, plan: DotGeneralPlan, a: OperandBinding, b: OperandBinding,
                 lhs_conj: bool = False, rhs_conj: bool = False) -> Launch:
     """The GEMM kernel and its output tiling for one dot_general.
