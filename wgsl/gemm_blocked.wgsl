@@ -7,7 +7,9 @@
 // time, so the blocks stay in registers. Rows and columns past the edge are clamped for loads
 // and skipped on store.
 // params: [M, N, K, batch, tiles_m, tiles_n, a_off, a_rs, a_cs, a_bs, b_off, b_rs, b_cs, b_bs,
-//          a_conj_sign (f32 bits), b_conj_sign (f32 bits)]
+//          a_conj_sign (f32 bits), b_conj_sign (f32 bits), k_total, k_step]
+// Split-K runs chunks of K as the batch: chunk bi covers k_step*bi + [0, K), cut at k_total
+// (k_step = 0 and k_total = K for an ordinary batch).
 
 #include "scalar_{{SCALAR}}.wgsl"
 
@@ -42,6 +44,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let b_sign = bitcast<f32>(params[15]);
   let a_base = bitcast<i32>(params[6]) + i32(bi) * bitcast<i32>(params[9]);
   let b_base = bitcast<i32>(params[10]) + i32(bi) * bitcast<i32>(params[13]);
+  let k_end = min(K, params[16] - bi * params[17]);
 
   var a_row: array<i32, {{TM}}>;
   var b_col: array<i32, {{TN}}>;
@@ -56,7 +59,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 
   var acc: array<Scalar, {{TM}} * {{TN}}>;
   var av: array<Scalar, {{TM}}>;
-  for (var k = 0u; k < K; k++) {
+  for (var k = 0u; k < k_end; k++) {
     let ka = i32(k) * a_cs;
     let kb = i32(k) * b_rs;
     // unroll

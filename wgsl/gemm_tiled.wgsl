@@ -8,7 +8,9 @@
 // constant trip count is unrolled at render time (LOADS_A = BK*BM/256, LOADS_B = BK*BN/256), so
 // the blocks are indexed with constants and stay in registers.
 // params: [M, N, K, batch, tiles_m, tiles_n, a_off, a_rs, a_cs, a_bs, b_off, b_rs, b_cs, b_bs,
-//          a_conj_sign (f32 bits), b_conj_sign (f32 bits)]
+//          a_conj_sign (f32 bits), b_conj_sign (f32 bits), k_total, k_step]
+// Split-K runs chunks of K as the batch: chunk bi covers k_step*bi + [0, K), cut at k_total
+// (k_step = 0 and k_total = K for an ordinary batch).
 
 #include "scalar_{{SCALAR}}.wgsl"
 
@@ -49,7 +51,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_index) flat: u32) {
   let M = params[0];
   let N = params[1];
-  let K = params[2];
+  let K_chunk = params[2];
   let tiles_m = params[4];
   let tiles = tiles_m * params[5];
   let group = wid.y * nwg.x + wid.x;
@@ -68,6 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let b_base = bitcast<i32>(params[10]) + i32(bi) * bitcast<i32>(params[13]);
   let a_sign = bitcast<f32>(params[14]);
   let b_sign = bitcast<f32>(params[15]);
+  let K = min(K_chunk, params[16] - bi * params[17]);
 
   // Which tile element each of this invocation's loads brings: neighbouring invocations take
   // neighbouring addresses along the operand's contiguous axis.

@@ -341,3 +341,47 @@ async def test_foreign_domain_is_refused(selenium):
         assert info.value.kind is tw.ErrorKind.RUNTIME_STATE
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("kernels", KERNELS)
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_long_contractions_split_k_and_huge_grids(selenium, kernels):
+    import numpy as np
+    import pytest
+
+    import tenferro_web as tw
+    import tw_testing
+    from tenferro_web.layout import dense_layout
+    from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
+    from tenferro_web.runtime.selection import split_k_chunks
+
+    rt = await tw_testing.runtime(kernels)
+    rng = np.random.default_rng(17)
+    # Small outputs with long K take the split-K path (partial products, then a reduction).
+    for dtype in (np.float32, np.complex64):
+        for ls, rs in [((100_003,), (100_003,)), ((3, 20_000), (20_000, 2))]:
+            a = tw_testing.sample(rng, ls, dtype, integers=True)
+            b = tw_testing.sample(rng, rs, dtype, integers=True)
+            lc = [len(ls) - 1]
+            got = await tw.dot_general(rt.upload(a), rt.upload(b), lc, [0]).download()
+            want = tw_testing.dot_general_ref(a, b, lc, [0]).astype(dtype)
+            tw_testing.assert_same(got, want)
+    p = plan_dot_general(tw.DType.F32, dense_layout((100_003,)), tw.DType.F32,
+                         dense_layout((100_003,)), DotGeneralConfig.of([0], [0]))
+    assert split_k_chunks(p) > 1
+    # 70 000 tiny batched products: more workgroups than one grid dimension allows (65 535).
+    a = tw_testing.sample(rng, (2, 3, 70_000), np.float32, integers=True)
+    b = tw_testing.sample(rng, (3, 2, 70_000), np.float32, integers=True)
+    got = await tw.dot_general(rt.upload(a), rt.upload(b), [1], [0], [2], [2]).download()
+    tw_testing.assert_same(got, np.einsum("ikb,kjb->ijb", a.astype(np.float64), b
+                                          ).astype(np.float32))
+    x = tw_testing.sample(rng, (2, 2, 70_000), np.float32, integers=True)
+    tw_testing.assert_same(await tw.transpose(rt.upload(x), [1, 0, 2]).download(),
+                           np.transpose(x, [1, 0, 2]))
+    # An output past the adapter's binding limit is refused before anything is allocated.
+    big = rt.upload(np.ones((40_000, 1), np.float32))
+    with pytest.raises(tw.LimitExceeded, match="maxStorageBufferBindingSize") as info:
+        tw.dot_general(big, rt.upload(np.ones((1, 40_000), np.float32)), [1], [0])
+    assert info.value.requested == 40_000 * 40_000 * 4
+    assert info.value.maximum == rt.adapter.limits["maxStorageBufferBindingSize"]
+    np.testing.assert_array_equal(await big.download(), np.ones((40_000, 1)))

@@ -82,3 +82,37 @@ def test_selection_by_profile_and_shape():
     assert dict(launch(False, 256, 64, 256, DType.C32).key.constants)["SCALAR"] == "c32"
     with pytest.raises(tw.InvalidArgument, match="kernels"):
         KernelProfile.choose(None, "fast")
+
+
+def test_split_k_only_for_small_outputs_with_long_contractions():
+    from tenferro_web.dtypes import DType
+    from tenferro_web.layout import dense_layout
+    from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
+    from tenferro_web.runtime.selection import KernelProfile, gemm_launch, split_k_chunks
+
+    def plan(m, k, n):
+        return plan_dot_general(DType.F32, dense_layout((m, k)), DType.F32, dense_layout((k, n)),
+                                DotGeneralConfig.of([1], [0]))
+
+    assert split_k_chunks(plan(1, 100_000, 1)) == 97
+    assert split_k_chunks(plan(1024, 100_000, 1024)) == 1   # big output: enough parallelism
+    assert split_k_chunks(plan(1, 1000, 1)) == 1            # short contraction
+    p = plan(2, 10_000, 3)
+    launch = gemm_launch(KernelProfile(True), p, p.lhs, p.rhs, chunks=9)
+    k, batch, k_total, k_step = launch.params[2], launch.params[3], launch.params[16], \
+        launch.params[17]
+    assert (k, k_total, k_step) == (1112, 10_000, 1112) and batch * k >= 10_000
+    assert launch.params[9] == 1112 * 2  # chunks step along A's contraction stride
+
+
+def test_grids_spread_over_two_dimensions():
+    from tenferro_web.runtime.runtime import DeviceState
+
+    class Limits:
+        adapter = type("A", (), {"limits": {"maxComputeWorkgroupsPerDimension": 65535}})()
+
+    grid = DeviceState.grid
+    assert grid(Limits, "op", 10) == (10, 1, 1)
+    assert grid(Limits, "op", 70_000) == (65535, 2, 1)
+    with pytest.raises(tw.LimitExceeded, match="maxComputeWorkgroupsPerDimension"):
+        grid(Limits, "op", 65535 * 65535 + 1)

@@ -19,7 +19,7 @@ from ..planning.einsum_plan import (
 from .kernels import KernelKey
 from .ops import dot_general, materialize, operand, resident_state
 from .runtime import DeviceState
-from .selection import KernelProfile, copy_launch, gemm_launch
+from .selection import KernelProfile, copy_launch, gemm_launch, reduce_launch, split_k_chunks
 from .tensor import Tensor, TensorView
 
 
@@ -67,7 +67,10 @@ def plan_kernels(profile: KernelProfile, plan: EinsumPlan) -> set[KernelKey]:
                     copy = plan_copy(layout.permuted(OP, binding.pack_perm), OP)
                     launches.add(copy_launch(profile, copy, itemsize))
             if dg.out_size and dg.k:
-                launches.add(gemm_launch(profile, dg, dg.lhs, dg.rhs))
+                chunks = split_k_chunks(dg)
+                launches.add(gemm_launch(profile, dg, dg.lhs, dg.rhs, chunks=chunks))
+                if chunks > 1:
+                    launches.add(reduce_launch(dg.dtype, dg.out_size, chunks))
         elif isinstance(step, TransposeStep | CopyStep):
             layout = plan.layouts[step.src]
             if isinstance(step, TransposeStep):

@@ -18,7 +18,7 @@ from ..layout import ViewLayout, dense_layout
 from ..planning.copy_plan import COPY_DTYPES, plan_copy
 from ..planning.dot_general_plan import DotGeneralConfig, OperandBinding, plan_dot_general
 from .runtime import DeviceState
-from .selection import copy_launch, gemm_launch
+from .selection import copy_launch, gemm_launch, reduce_launch, split_k_chunks
 from .tensor import Tensor, TensorView
 
 
@@ -158,9 +158,14 @@ def dot_general_with_conj(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
         return out
     a_tensor, a_bind = bind(state, op, a, plan.lhs)
     b_tensor, b_bind = bind(state, op, b, plan.rhs)
-    state.launch(op, gemm_launch(state.profile, plan, a_bind, b_bind, lhs_conj, rhs_conj),
-                 (a_tensor.allocation.buffer_id, b_tensor.allocation.buffer_id,
-                  out.allocation.buffer_id))
+    chunks = split_k_chunks(plan)
+    target = out if chunks == 1 else state.allocate(op, plan.dtype, (plan.m, plan.n, chunks))
+    launch = gemm_launch(state.profile, plan, a_bind, b_bind, lhs_conj, rhs_conj, chunks)
+    state.launch(op, launch, (a_tensor.allocation.buffer_id, b_tensor.allocation.buffer_id,
+                              target.allocation.buffer_id))
+    if chunks > 1:
+        state.launch(op, reduce_launch(plan.dtype, plan.out_size, launch.params[3]),
+                     (target.allocation.buffer_id, out.allocation.buffer_id))
     return out
 
 

@@ -17,6 +17,12 @@ from .kernels import KernelKey
 
 WG_1D = 256
 TILE = 16
+# Split-K: outputs of at most this many elements with K of at least SPLIT_MIN_K are computed
+# as up to SPLIT_MAX_CHUNKS partial products of SPLIT_CHUNK-long slices of K, then summed.
+SPLIT_MAX_OUTPUT = 4096
+SPLIT_MIN_K = 8192
+SPLIT_CHUNK = 1024
+SPLIT_MAX_CHUNKS = 256
 _ELEMENT_TYPE = {4: "u32", 8: "vec2<u32>"}
 
 
@@ -97,10 +103,20 @@ def tiled_key(scalar: str, tm: int, tn: int, bk: int, a_k_fast: bool,
     return key, 16 * tm, 16 * tn
 
 
+def split_k_chunks(plan: DotGeneralPlan) -> int:
+    """Chunks of K for a small output with a long contraction: each chunk's partial result is
+    one batch entry of the GEMM, then ``reduce_chunks`` sums them. One chunk means no split."""
+    if plan.batch != 1 or plan.m * plan.n > SPLIT_MAX_OUTPUT or plan.k < SPLIT_MIN_K:
+        return 1
+    return min(SPLIT_MAX_CHUNKS, plan.k // SPLIT_CHUNK)
+
+
 @functools.lru_cache(maxsize=4096)
-def gemm_launch(profile: KernelProfile, plan: DotGeneralPlan, a: OperandBinding, b: OperandBinding,
-                lhs_conj: bool = False, rhs_conj: bool = False) -> Launch:
-    """The GEMM kernel and its output tiling for one dot_general.
+def gemm_launch(profile: KernelProfile, plan: DotGeneralPlan, a: OperandBinding,
+                b: OperandBinding, lhs_conj: bool = False, rhs_conj: bool = False,
+                chunks: int = 1) -> Launch:
+    """The GEMM kernel and its output tiling for one dot_general (or, with ``chunks`` > 1, the
+    partial products of split-K, written as a [M, N, chunks] batch).
 
     CPU adapters get ``gemm_blocked`` (register blocks, no barriers, unrolled); GPUs get
     ``gemm_tiled`` (workgroup-memory tiles plus register blocks) when the output fills a tile,
@@ -118,8 +134,22 @@ def gemm_launch(profile: KernelProfile, plan: DotGeneralPlan, a: OperandBinding,
         key = KernelKey.of("gemm_blocked", SCALAR=scalar, TM=tm, TN=tn, WX=8, WY=8)
         block_m, block_n = 8 * tm, 8 * tn
     tiles_m, tiles_n = -(-plan.m // block_m), -(-plan.n // block_n)
-    params = (plan.m, plan.n, plan.k, plan.batch, tiles_m, tiles_n,
-              *(word(v) for v in (a.offset, a.row_stride, a.col_stride, a.batch_stride,
-                                  b.offset, b.row_stride, b.col_stride, b.batch_stride)),
-              F32_MINUS_ONE if lhs_conj else F32_ONE, F32_MINUS_ONE if rhs_conj else F32_ONE)
-    return Launch(key, params, tiles_m * tiles_n * plan.batch)
+    if chunks > 1:
+        k_step = -(-plan.k // chunks)
+        k, batch = k_step, -(-plan.k // k_step)
+        a_batch, b_batch = k_step * a.col_stride, k_step * b.row_stride
+    else:
+        k, batch, k_step, a_batch, b_batch = plan.k, plan.batch, 0, a.batch_stride, \
+            b.batch_stride
+    params = (plan.m, plan.n, k, batch, tiles_m, tiles_n,
+              *(word(v) for v in (a.offset, a.row_stride, a.col_stride, a_batch,
+                                  b.offset, b.row_stride, b.col_stride, b_batch)),
+              F32_MINUS_ONE if lhs_conj else F32_ONE, F32_MINUS_ONE if rhs_conj else F32_ONE,
+              plan.k, k_step)
+    return Launch(key, params, tiles_m * tiles_n * batch)
+
+
+def reduce_launch(dtype: DType, size: int, chunks: int) -> Launch:
+    scalar = "c32" if dtype is DType.C32 else "f32"
+    return Launch(KernelKey.of("reduce_chunks", SCALAR=scalar), (size, chunks),
+                  -(-size // WG_1D))
