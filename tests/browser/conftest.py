@@ -40,19 +40,22 @@ def _fail(message: str) -> None:
     pytest.exit(f"browser lane cannot run: {message}", returncode=1)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def webgpu_adapter(request, web_server_main):
-    """Preflight: the browser, the dist and a real adapter, or the whole session fails."""
+def pytest_sessionstart(session):
+    """Preflight, part 1: the browser and the dist exist, or the whole session fails."""
     for tool in ("chromium", "chromedriver"):
         if shutil.which(tool) is None:
             _fail(f"{tool} is not installed (run `make test`, which installs it)")
-    dist = Path(request.config.option.dist_dir)
+    dist = Path(session.config.option.dist_dir)
     if not (dist / "pyodide.asm.wasm").exists() or not (dist / "pyodide-lock.json").exists():
         _fail(f"no Pyodide dist at {dist} (run `make dist`)")
     lock = json.loads((dist / "pyodide-lock.json").read_text())
     if "tenferro-web" not in lock["packages"]:
         _fail(f"{dist}/pyodide-lock.json does not list tenferro-web (run `make dist`)")
 
+
+@pytest.fixture(scope="session", autouse=True)
+def webgpu_adapter(request, web_server_main):
+    """Preflight, part 2: headless Chromium offers a real WebGPU adapter, or the session fails."""
     from selenium.webdriver import Chrome
     from selenium.webdriver.chrome.options import Options
 
