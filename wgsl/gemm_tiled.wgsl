@@ -7,10 +7,7 @@
 // whichever the operand keeps contiguous. Out-of-range elements load as zero. Every loop with a
 // constant trip count is unrolled at render time (LOADS_A = BK*BM/256, LOADS_B = BK*BN/256), so
 // the blocks are indexed with constants and stay in registers.
-// params: [M, N, K, batch, tiles_m, tiles_n, a_off, a_rs, a_cs, a_bs, b_off, b_rs, b_cs, b_bs,
-//          a_conj_sign (f32 bits), b_conj_sign (f32 bits), k_total, k_step]
-// Split-K runs chunks of K as the batch: chunk bi covers k_step*bi + [0, K), cut at k_total
-// (k_step = 0 and k_total = K for an ordinary batch).
+// (params: see gemm_common.wgsl)
 
 #include "scalar_{{SCALAR}}.wgsl"
 
@@ -18,6 +15,8 @@
 @group(0) @binding(1) var<storage, read> a: array<Scalar>;
 @group(0) @binding(2) var<storage, read> b: array<Scalar>;
 @group(0) @binding(3) var<storage, read_write> c: array<Scalar>;
+
+#include "gemm_common.wgsl"
 
 const TM: u32 = {{TM}}u;
 const TN: u32 = {{TN}}u;
@@ -49,28 +48,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) flat: u32) {
-  let M = params[0];
-  let N = params[1];
-  let K_chunk = params[2];
-  let tiles_m = params[4];
-  let tiles = tiles_m * params[5];
-  let group = wid.y * nwg.x + wid.x;
-  let bi = group / tiles;
-  if (bi >= params[3]) {
+  let job = gemm_job(wid, nwg);
+  if (!job.valid) {
     return;
   }
-  let t = group % tiles;
-  let m_base = (t % tiles_m) * BM;
-  let n_base = (t / tiles_m) * BN;
-  let a_rs = bitcast<i32>(params[7]);
-  let a_cs = bitcast<i32>(params[8]);
-  let b_rs = bitcast<i32>(params[11]);
-  let b_cs = bitcast<i32>(params[12]);
-  let a_base = bitcast<i32>(params[6]) + i32(bi) * bitcast<i32>(params[9]);
-  let b_base = bitcast<i32>(params[10]) + i32(bi) * bitcast<i32>(params[13]);
-  let a_sign = bitcast<f32>(params[14]);
-  let b_sign = bitcast<f32>(params[15]);
-  let K = min(K_chunk, params[16] - bi * params[17]);
+  let M = job.m;
+  let N = job.n;
+  let K = job.k;
+  let m_base = job.tile_m * BM;
+  let n_base = job.tile_n * BN;
 
   // Which tile element each of this invocation's loads brings: neighbouring invocations take
   // neighbouring addresses along the operand's contiguous axis.
@@ -115,7 +101,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let k = k0 + a_k[r];
         a_next[r] = Scalar();  // explicit zero: out-of-range elements must contribute nothing
         if (m < M && k < K) {
-          a_next[r] = load_scalar(a[u32(a_base + i32(m) * a_rs + i32(k) * a_cs)], a_sign);
+          let index = job.a_base + i32(m) * job.a_rs + i32(k) * job.a_cs;
+          a_next[r] = load_scalar(a[u32(index)], job.a_sign);
         }
       }
       // unroll
@@ -124,7 +111,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let k = k0 + b_k[r];
         b_next[r] = Scalar();
         if (n < N && k < K) {
-          b_next[r] = load_scalar(b[u32(b_base + i32(k) * b_rs + i32(n) * b_cs)], b_sign);
+          let index = job.b_base + i32(k) * job.b_rs + i32(n) * job.b_cs;
+          b_next[r] = load_scalar(b[u32(index)], job.b_sign);
         }
       }
     }
@@ -151,7 +139,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     workgroupBarrier();
   }
 
-  let out_base = bi * M * N;
+  let out_base = job.bi * M * N;
   // unroll
   for (var i = 0u; i < {{TM}}u; i++) {
     let m = m_base + lid.x + W * i;

@@ -8,6 +8,8 @@
 @group(0) @binding(1) var<storage, read> src: array<{{ELEM}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{ELEM}}>;
 
+#include "grid.wgsl"
+
 const TILE: u32 = 16u;
 const PITCH: u32 = 17u;
 var<workgroup> tile: array<{{ELEM}}, 272>;
@@ -21,7 +23,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let offset = params[2];
   let tiles_j = params[3];
   let tiles_i = params[4];
-  let group = wid.y * nwg.x + wid.x;
+  let group = workgroup_index(wid, nwg);
   let b = group / (tiles_j * tiles_i);
   if (b >= params[5]) {
     return;

@@ -116,3 +116,20 @@ def test_grids_spread_over_two_dimensions():
     assert grid(Limits, "op", 70_000) == (65535, 2, 1)
     with pytest.raises(tw.LimitExceeded, match="maxComputeWorkgroupsPerDimension"):
         grid(Limits, "op", 65535 * 65535 + 1)
+
+
+def test_every_kernel_variant_renders_to_one_self_contained_module():
+    variants = [
+        KernelKey.of("copy_strided", ELEM="u32"), KernelKey.of("copy_strided", ELEM="vec2<u32>"),
+        KernelKey.of("copy_strided_bytes"), KernelKey.of("transpose_tiled", ELEM="u32"),
+        KernelKey.of("reduce_chunks", SCALAR="c32"),
+        KernelKey.of("gemm_blocked", SCALAR="f32", TM=16, TN=8, WX=8, WY=8),
+    ]
+    from tenferro_web.runtime.selection import tiled_key
+
+    variants.append(tiled_key("c32", 4, 4, 8, True, False)[0])
+    for key in variants:
+        text = render(key)
+        assert "#include" not in text and "{{" not in text and "// unroll" not in text
+        assert text.count("fn workgroup_index(") == 1, key  # grid.wgsl pasted exactly once
+        assert text.count("fn main(") == 1

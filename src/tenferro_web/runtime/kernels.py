@@ -2,8 +2,9 @@
 
 A ``KernelKey`` (file name + constants) identifies one pipeline; the runtime caches pipelines by
 it. Rendering refuses unknown or missing placeholders, so a kernel can never run half-specialised.
-A line ``#include "name.wgsl"`` (after substitution) pastes another file, e.g. the scalar helpers
-of one dtype, so a kernel family is written once for F32 and C32. A loop preceded by a line
+A line ``#include "name.wgsl"`` (after substitution) pastes another file once: the scalar
+helpers of one dtype (so a kernel family is written once for F32 and C32), the launch-grid
+decoding, the GEMM params layout. A loop preceded by a line
 ``// unroll`` is expanded into copies of its body with the counter as a literal: CPU adapters
 (SwiftShader) keep per-invocation arrays in registers only when every index is constant, which
 makes register-blocked kernels several times faster there. The file stays valid WGSL either way.
@@ -51,8 +52,21 @@ def render(key: KernelKey) -> str:
                          f"{sorted(given)}")
     text = _PLACEHOLDER.sub(lambda m: given[m.group(1)], text)
     # After substitution an include names one concrete file, e.g. the scalar helpers of a dtype.
-    text = _INCLUDE.sub(lambda m: kernel_source(m.group(1)), text)
-    return unroll(text)
+    return unroll(expand_includes(text))
+
+
+def expand_includes(text: str) -> str:
+    """Paste included files, recursively; a file included twice is pasted once."""
+    pasted: set[str] = set()
+
+    def paste(match: re.Match) -> str:
+        name = match.group(1)
+        if name in pasted:
+            return ""
+        pasted.add(name)
+        return _INCLUDE.sub(paste, kernel_source(name))
+
+    return _INCLUDE.sub(paste, text)
 
 
 def unroll(text: str) -> str:
