@@ -36,6 +36,7 @@ from .tensor import (
     Tensor,
 )
 
+# The command stream's opcodes (js/bridge.mjs and transport/native.py decode them).
 OP_DISPATCH, OP_COPY, OP_CLEAR = 1, 2, 3
 # A stream this long is submitted without waiting for a readback, to bound memory and latency.
 MAX_PENDING_DISPATCHES = 512
@@ -62,7 +63,7 @@ class AdapterInfo:
     is_fallback: bool
     features: tuple[str, ...]
     limits: dict
-    context: str  # "window" or "worker"
+    context: str  # "window" or "worker" (browser), "native" (wgpu-native)
 
     @property
     def is_cpu(self) -> bool:

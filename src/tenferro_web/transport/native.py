@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendFailure, NoAdapterError
+from ..runtime.runtime import OP_CLEAR, OP_COPY, OP_DISPATCH
 
-OP_DISPATCH, OP_COPY, OP_CLEAR = 1, 2, 3
 _LIMITS = ("maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroupsPerDimension",
            "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
            "maxComputeWorkgroupSizeY", "maxComputeWorkgroupSizeZ",
