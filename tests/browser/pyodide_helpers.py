@@ -6,6 +6,8 @@ under test.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 import tenferro_web as tw
@@ -84,3 +86,20 @@ def assert_same(got: np.ndarray, want: np.ndarray) -> None:
     assert got.shape == want.shape, (got.shape, want.shape)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     np.testing.assert_array_equal(got, want)
+
+
+@contextlib.contextmanager
+def calls_to(obj, name: str):
+    """Record the arguments of every call of ``obj.<name>`` while still making the call."""
+    real = getattr(obj, name)
+    calls: list[tuple] = []
+
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+
+    setattr(obj, name, spy)
+    try:
+        yield calls
+    finally:
+        setattr(obj, name, real)
