@@ -100,8 +100,8 @@ def sweep(rt, size: int, candidates) -> list[dict]:
                             DotGeneralConfig.of([1], [0]))
     base = selection.gemm_launch(rt.state.profile, plan, plan.lhs, plan.rhs)
     rows = []
-    for tm, tn, bk in candidates:
-        key, block_m, block_n = selection.tiled_key("f32", tm, tn, bk, False, True)
+    for tm, tn, bk, vec in candidates:
+        key, block_m, block_n = selection.tiled_key("f32", tm, tn, bk, False, True, vec, vec)
         tiles_m, tiles_n = -(-size // block_m), -(-size // block_n)
         launch = selection.Launch(key, (size, size, size, 1, tiles_m, tiles_n, *base.params[6:]),
                                   tiles_m * tiles_n)
@@ -115,8 +115,8 @@ def sweep(rt, size: int, candidates) -> list[dict]:
             rt.state.launch("sweep", launch, buffers)
         rt.synchronize_sync()
         rate = gflops(2 * size**3, (time.perf_counter() - start) / reps)
-        rows.append({"TM": tm, "TN": tn, "BK": bk, "gflops": round(rate, 1)})
-        print(f"gemm_tiled TM={tm} TN={tn} BK={bk}: {rate:,.0f} GFLOP/s", flush=True)
+        rows.append({"TM": tm, "TN": tn, "BK": bk, "vec4": vec, "gflops": round(rate, 1)})
+        print(f"gemm_tiled TM={tm} TN={tn} BK={bk} vec4={vec}: {rate:,.0f} GFLOP/s", flush=True)
     return rows
 
 
@@ -130,7 +130,8 @@ def main() -> None:
     print(f"adapter: {adapter.vendor} {adapter.device} ({adapter.description}), "
           f"kernels: {'cpu' if rt.state.profile.cpu else 'gpu'}", flush=True)
     if args.sweep:
-        candidates = [(8, 8, 16), (8, 8, 8), (4, 4, 16), (4, 4, 8), (4, 8, 16), (4, 4, 32)]
+        candidates = [(8, 8, 16, False), (8, 8, 16, True), (8, 8, 32, True), (8, 8, 8, True),
+                      (4, 4, 16, False), (4, 4, 16, True)]
         result = {"adapter": adapter.device, "sweep": sweep(rt, args.sweep, candidates)}
     else:
         import torch

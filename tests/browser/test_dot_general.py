@@ -385,3 +385,33 @@ async def test_long_contractions_split_k_and_huge_grids(selenium, kernels):
     assert info.value.requested == 40_000 * 40_000 * 4
     assert info.value.maximum == rt.adapter.limits["maxStorageBufferBindingSize"]
     np.testing.assert_array_equal(await big.download(), np.ones((40_000, 1)))
+
+
+@pytest.mark.parametrize("kernels", KERNELS)
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_aligned_operands_with_ragged_edges(selenium, kernels):
+    """Aligned column-major f32 operands take 16-byte loads on GPUs; every group of 4 that
+    crosses the edge of M, N or K must fall back to element loads and zeros."""
+    import numpy as np
+
+    import tenferro_web as tw
+    import tw_testing
+
+    rt = await tw_testing.runtime(kernels)
+    rng = np.random.default_rng(23)
+    a_np = tw_testing.sample(rng, (72, 36, 2), np.float32, integers=True)
+    b_np = tw_testing.sample(rng, (36, 132, 2), np.float32, integers=True)
+    a, b = rt.upload(a_np), rt.upload(b_np)
+    for m, k, n, off_a, off_b in [(70, 34, 130, 0, 0), (72, 36, 132, 0, 0),
+                                  (65, 33, 129, 4, 36 * 4), (68, 17, 66, 72 * 36, 0)]:
+        va = a.view((m, k), (1, 72), off_a)
+        vb = b.view((k, n), (1, 36), off_b)
+        fa = a_np.reshape(-1, order="F")
+        fb = b_np.reshape(-1, order="F")
+        want_a = np.lib.stride_tricks.as_strided(fa[off_a:], (m, k), (4, 4 * 72))
+        want_b = np.lib.stride_tricks.as_strided(fb[off_b:], (k, n), (4, 4 * 36))
+        got = await tw.dot_general(va, vb, [1], [0]).download()
+        tw_testing.assert_same(got, (want_a.astype(np.float64) @ want_b).astype(np.float32))
+    got = await tw.dot_general(a, b, [1], [0], [2], [2]).download()
+    tw_testing.assert_same(got, np.einsum("mkb,knb->mnb", a_np.astype(np.float64),
+                                          b_np).astype(np.float32))

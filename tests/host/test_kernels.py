@@ -76,8 +76,13 @@ def test_selection_by_profile_and_shape():
     gpu = launch(False, 4096, 64, 4096)
     assert gpu.key.name == "gemm_tiled" and dict(gpu.key.constants)["B_K_FAST"] == "true"
     assert dict(gpu.key.constants)["TM"] == "8"
-    assert dict(gpu.key.constants)["LOADS_A"] == "8"  # BK 16 x BM 128 / 256 invocations
+    assert dict(gpu.key.constants)["VEC_A"] == "true"  # aligned column-major f32: 16-byte loads
+    assert dict(gpu.key.constants)["LOADS_A"] == "2"  # BK 16 x BM 128 / (256 invocations x 4)
     assert dict(launch(False, 256, 64, 256).key.constants)["TM"] == "4"  # few tiles: 64x64
+    odd = dict(launch(False, 4094, 64, 4096).key.constants)  # A's columns start unaligned
+    assert (odd["VEC_A"], odd["VEC_B"]) == ("false", "true")
+    odd = dict(launch(False, 4096, 63, 4096).key.constants)  # B's columns start unaligned
+    assert (odd["VEC_A"], odd["VEC_B"]) == ("true", "false")
     assert launch(False, 256, 64, 8).key.name == "gemm_blocked"  # thin output
     assert dict(launch(False, 256, 64, 256, DType.C32).key.constants)["SCALAR"] == "c32"
     with pytest.raises(tw.InvalidArgument, match="kernels"):
@@ -128,6 +133,8 @@ def test_every_kernel_variant_renders_to_one_self_contained_module():
     from tenferro_web.runtime.selection import tiled_key
 
     variants.append(tiled_key("c32", 4, 4, 8, True, False)[0])
+    variants.append(tiled_key("f32", 8, 8, 16, False, True, True, True)[0])
+    variants.append(tiled_key("f32", 4, 4, 16, True, False, True, True)[0])
     for key in variants:
         text = render(key)
         assert "#include" not in text and "{{" not in text and "// unroll" not in text

@@ -29,6 +29,7 @@ def test_dot_general_matches_numpy_exactly(rt, dtype):
     for ls, rs, lc, rc, lb, rb in [((130, 70), (70, 129), [1], [0], [], []),
                                    ((70, 130), (129, 70), [0], [1], [], []),
                                    ((66, 9, 3), (9, 70, 3), [1], [0], [2], [2]),
+                                   ((132, 68), (68, 130), [1], [0], [], []),  # 16-byte loads
                                    ((9,), (9, 4), [0], [0], [], [])]:
         a, b = ints(rng, ls, dtype), ints(rng, rs, dtype)
         got = tw.dot_general(rt.upload(a), rt.upload(b), lc, rc, lb, rb).download_sync()

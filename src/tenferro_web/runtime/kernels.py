@@ -4,7 +4,8 @@ A ``KernelKey`` (file name + constants) identifies one pipeline; the runtime cac
 it. Rendering refuses unknown or missing placeholders, so a kernel can never run half-specialised.
 A line ``#include "name.wgsl"`` (after substitution) pastes another file once: the scalar
 helpers of one dtype (so a kernel family is written once for F32 and C32), the launch-grid
-decoding, the GEMM params layout. A loop preceded by a line
+decoding, the GEMM params layout. Lines ``#if NAME`` / ``#else`` / ``#endif`` keep one branch by
+a true/false constant (code whose types differ between variants). A loop preceded by a line
 ``// unroll`` is expanded into copies of its body with the counter as a literal: CPU adapters
 (SwiftShader) keep per-invocation arrays in registers only when every index is constant, which
 makes register-blocked kernels several times faster there. The file stays valid WGSL either way.
@@ -50,9 +51,31 @@ def render(key: KernelKey) -> str:
     if wanted != set(given):
         raise ValueError(f"kernel {key.name}: placeholders {sorted(wanted)} but constants "
                          f"{sorted(given)}")
-    text = _PLACEHOLDER.sub(lambda m: given[m.group(1)], text)
+    text = select_branches(_PLACEHOLDER.sub(lambda m: given[m.group(1)], text), given)
     # After substitution an include names one concrete file, e.g. the scalar helpers of a dtype.
     return unroll(expand_includes(text))
+
+
+def select_branches(text: str, constants: dict[str, str]) -> str:
+    """Keep the lines of each ``#if NAME`` block whose condition holds (nesting allowed)."""
+    out: list[str] = []
+    keep: list[bool] = []
+    for line in text.splitlines(keepends=True):
+        word = line.strip().split(" ")
+        if word[0] == "#if":
+            flag = constants.get(word[1])
+            if flag not in ("true", "false"):
+                raise ValueError(f"#if {word[1]}: not a true/false constant")
+            keep.append(flag == "true")
+        elif word[0] == "#else":
+            keep[-1] = not keep[-1]
+        elif word[0] == "#endif":
+            keep.pop()
+        elif all(keep):
+            out.append(line)
+    if keep:
+        raise ValueError("#if without #endif")
+    return "".join(out)
 
 
 def expand_includes(text: str) -> str:

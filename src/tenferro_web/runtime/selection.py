@@ -93,14 +93,28 @@ def cpu_block(extent: int) -> int:
     return 1 if extent == 1 else 4
 
 
-def tiled_key(scalar: str, tm: int, tn: int, bk: int, a_k_fast: bool,
-              b_k_fast: bool) -> tuple[KernelKey, int, int]:
-    """``gemm_tiled`` for a 16 x 16 workgroup: TM x TN per invocation, BK deep tiles."""
-    loads_a, loads_b = bk * 16 * tm // 256, bk * 16 * tn // 256
+def tiled_key(scalar: str, tm: int, tn: int, bk: int, a_k_fast: bool, b_k_fast: bool,
+              vec_a: bool = False, vec_b: bool = False) -> tuple[KernelKey, int, int]:
+    """``gemm_tiled`` for a 16 x 16 workgroup: TM x TN per invocation, BK deep tiles; an f32
+    operand with ``vec_*`` loads 4 elements of its contiguous axis at a time."""
+    # Vector loads need at least one whole 4-wide load per invocation and tile.
+    vec_a, vec_b = vec_a and bk * tm >= 64, vec_b and bk * tn >= 64
+    va, vb = (4 if vec_a else 1), (4 if vec_b else 1)
+    loads_a, loads_b = bk * 16 * tm // (256 * va), bk * 16 * tn // (256 * vb)
     key = KernelKey.of("gemm_tiled", SCALAR=scalar, TM=tm, TN=tn, BK=bk,
                        A_K_FAST=str(a_k_fast).lower(), B_K_FAST=str(b_k_fast).lower(),
+                       VEC_A=str(vec_a).lower(), VEC_B=str(vec_b).lower(),
                        LOADS_A=loads_a, LOADS_B=loads_b)
     return key, 16 * tm, 16 * tn
+
+
+def vector_loads(plan: DotGeneralPlan, binding: OperandBinding, fast_stride: int,
+                 other_stride: int) -> bool:
+    """Whether an f32 operand can be read 16 bytes at a time along its contiguous axis: every
+    group of 4 must start 16-byte aligned, so the offset and all other strides are multiples
+    of 4 (the batch stride too, and a split-K chunk step is a multiple of the K stride)."""
+    return (plan.dtype is DType.F32 and fast_stride == 1 and binding.offset % 4 == 0
+            and other_stride % 4 == 0 and binding.batch_stride % 4 == 0)
 
 
 def split_k_chunks(plan: DotGeneralPlan) -> int:
@@ -128,8 +142,13 @@ def gemm_launch(profile: KernelProfile, plan: DotGeneralPlan, a: OperandBinding,
         # 8 deep; outputs too small to give every multiprocessor a 128x128 tile use 64x64.
         big = scalar == "f32" and -(-plan.m // 128) * -(-plan.n // 128) * plan.batch >= 256
         tm, bk = (8, 16) if big else (4, 8 if scalar == "c32" else 16)
-        key, block_m, block_n = tiled_key(scalar, tm, tm, bk, abs(a.col_stride) == 1,
-                                          abs(b.row_stride) == 1)
+        a_k_fast, b_k_fast = abs(a.col_stride) == 1, abs(b.row_stride) == 1
+        key, block_m, block_n = tiled_key(
+            scalar, tm, tm, bk, a_k_fast, b_k_fast,
+            vector_loads(plan, a, *((a.col_stride, a.row_stride) if a_k_fast
+                                    else (a.row_stride, a.col_stride))),
+            vector_loads(plan, b, *((b.row_stride, b.col_stride) if b_k_fast
+                                    else (b.col_stride, b.row_stride))))
     else:
         key = KernelKey.of("gemm_blocked", SCALAR=scalar, TM=tm, TN=tn, WX=8, WY=8)
         block_m, block_n = 8 * tm, 8 * tn
