@@ -130,8 +130,8 @@ def main() -> None:
     print(f"adapter: {adapter.vendor} {adapter.device} ({adapter.description}), "
           f"kernels: {'cpu' if rt.state.profile.cpu else 'gpu'}", flush=True)
     if args.sweep:
-        candidates = [(8, 8, 16, False), (8, 8, 16, True), (8, 8, 32, True), (8, 8, 8, True),
-                      (4, 4, 16, False), (4, 4, 16, True)]
+        candidates = [(8, 8, 16, False), (8, 8, 16, True), (4, 4, 16, False), (4, 4, 16, True),
+                      (8, 8, 16, False), (8, 8, 16, True), (4, 4, 16, False), (4, 4, 16, True)]
         result = {"adapter": adapter.device, "sweep": sweep(rt, args.sweep, candidates)}
     else:
         import torch

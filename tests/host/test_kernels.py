@@ -76,12 +76,14 @@ def test_selection_by_profile_and_shape():
     gpu = launch(False, 4096, 64, 4096)
     assert gpu.key.name == "gemm_tiled" and dict(gpu.key.constants)["B_K_FAST"] == "true"
     assert dict(gpu.key.constants)["TM"] == "8"
-    assert dict(gpu.key.constants)["VEC_A"] == "true"  # aligned column-major f32: 16-byte loads
-    assert dict(gpu.key.constants)["LOADS_A"] == "2"  # BK 16 x BM 128 / (256 invocations x 4)
-    assert dict(launch(False, 256, 64, 256).key.constants)["TM"] == "4"  # few tiles: 64x64
-    odd = dict(launch(False, 4094, 64, 4096).key.constants)  # A's columns start unaligned
+    assert dict(gpu.key.constants)["VEC_A"] == "false"  # 128x128 tiles: element loads
+    assert dict(gpu.key.constants)["LOADS_A"] == "8"  # BK 16 x BM 128 / 256 invocations
+    small = dict(launch(False, 256, 64, 256).key.constants)  # few tiles: 64x64, 16-byte loads
+    assert (small["TM"], small["VEC_A"], small["VEC_B"], small["LOADS_A"]) == \
+        ("4", "true", "true", "1")
+    odd = dict(launch(False, 254, 64, 256).key.constants)  # A's columns start unaligned
     assert (odd["VEC_A"], odd["VEC_B"]) == ("false", "true")
-    odd = dict(launch(False, 4096, 63, 4096).key.constants)  # B's columns start unaligned
+    odd = dict(launch(False, 256, 63, 256).key.constants)  # B's columns start unaligned
     assert (odd["VEC_A"], odd["VEC_B"]) == ("true", "false")
     assert launch(False, 256, 64, 8).key.name == "gemm_blocked"  # thin output
     assert dict(launch(False, 256, 64, 256, DType.C32).key.constants)["SCALAR"] == "c32"
