@@ -17,7 +17,6 @@ from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, Thread
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
-HEADLESS_FLAGS = ["--headless=new", "--no-sandbox"]
 WEBGPU_FLAGS = [
     "--enable-unsafe-webgpu",
     # Keep Chromium from calling home (each flag removed a kind of request the guard saw).

@@ -63,17 +63,6 @@ class ViewLayout:
     def rank(self) -> int:
         return len(self.shape)
 
-    @property
-    def size(self) -> int:
-        return checked_product("layout", self.shape)
-
-    def is_compact(self) -> bool:
-        """Zero offset and column-major compact strides on every axis of extent > 1."""
-        if self.offset != 0:
-            return False
-        return all(d <= 1 or s == c for d, s, c in
-                   zip(self.shape, self.strides, compact_strides(self.shape)))
-
     def permuted(self, op: str, perm: Sequence[int]) -> ViewLayout:
         """Metadata-only transpose: shape and strides move together, the offset stays."""
         axes = validate_permutation(op, perm, self.rank)

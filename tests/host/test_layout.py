@@ -57,13 +57,6 @@ def test_empty_views_only_check_the_offset():
     assert validate_view("view", [0, 5], [10**6, -3], 6, 6).shape == (0, 5)
 
 
-def test_compactness():
-    assert ViewLayout((2, 3), (1, 2), 0).is_compact()
-    assert ViewLayout((1, 3), (99, 1), 0).is_compact()       # size-1 axes never matter
-    assert not ViewLayout((2, 3), (1, 2), 1).is_compact()
-    assert not ViewLayout((2, 3), (3, 1), 0).is_compact()
-
-
 def test_metadata_transpose_moves_shape_and_strides_together():
     v = ViewLayout((2, 3), (1, 2), 4).permuted("t", [1, 0])
     assert v == ViewLayout((3, 2), (2, 1), 4)
