@@ -63,8 +63,11 @@ class ViewLayout:
     def rank(self) -> int:
         return len(self.shape)
 
-    def permuted(self, op: str, perm: Sequence[int]) -> ViewLayout:
-        """Metadata-only transpose: shape and strides move together, the offset stays."""
+    def permuted(self, op: str, perm: Sequence[int] | None) -> ViewLayout:
+        """Metadata-only transpose: shape and strides move together, the offset stays.
+        ``perm=None`` reverses the axes, as numpy.transpose does."""
+        if perm is None:
+            perm = range(self.rank - 1, -1, -1)
         axes = validate_permutation(op, perm, self.rank)
         return ViewLayout(tuple(self.shape[a] for a in axes),
                           tuple(self.strides[a] for a in axes), self.offset)

@@ -17,7 +17,7 @@ from ..planning.einsum_plan import (
     plan_einsum,
 )
 from .kernels import KernelKey
-from .ops import dot_general, materialize, operand, resident_state
+from .ops import Operand, dot_general, materialize, operand, resident_state
 from .runtime import DeviceState
 from .selection import KernelProfile, copy_launch, gemm_launch, reduce_launch, split_k_chunks
 from .tensor import Tensor, TensorView
@@ -28,30 +28,38 @@ def einsum_path(subscripts: str, *operands: Any, optimize: str | Sequence = "aut
     """Like ``numpy.einsum_path``: the chosen path (numpy's format) and the plan, whose
     ``str()`` is a report with FLOP estimates. Operands may be device tensors, views or numpy
     arrays (only their shapes and dtypes are read)."""
-    plan = _plan(subscripts, operands, optimize)
+    plan, _ = _plan(subscripts, operands, optimize)
     return plan.numpy_path, plan
 
 
 def einsum_sync(subscripts: str, *operands: Tensor | TensorView,
                 optimize: str | Sequence = "auto") -> Tensor:
     """Enqueue the contraction and return its device tensor (no JSPI needed: nothing waits)."""
-    plan = _plan(subscripts, operands, optimize)
-    return _run(plan, operands)
+    plan, state = _plan_on_device(subscripts, operands, optimize)
+    return _run(plan, state, operands)
 
 
 async def einsum(subscripts: str, *operands: Tensor | TensorView,
                  optimize: str | Sequence = "auto") -> Tensor:
     """``await tw.einsum("ij,jk->ik", a, b)``: compiles the pipelines the plan needs without
     blocking the page (``createComputePipelineAsync``), then enqueues the steps."""
-    plan = _plan(subscripts, operands, optimize)
-    state = resident_state(OP, *(operand(OP, x, f"operand {i}") for i, x in enumerate(operands)))
+    plan, state = _plan_on_device(subscripts, operands, optimize)
     await state.prepare_pipelines(sorted(plan_kernels(state.profile, plan), key=str))
-    return _run(plan, operands)
+    return _run(plan, state, operands)
 
 
-def _plan(subscripts: str, operands: Sequence[Any], optimize) -> EinsumPlan:
+def _plan(subscripts: str, operands: Sequence[Any], optimize
+          ) -> tuple[EinsumPlan, list[Operand]]:
     ops = [operand(OP, x, f"operand {i}") for i, x in enumerate(operands)]
-    return plan_einsum(subscripts, [o.layout for o in ops], [o.dtype for o in ops], optimize)
+    plan = plan_einsum(subscripts, [o.layout for o in ops], [o.dtype for o in ops], optimize)
+    return plan, ops
+
+
+def _plan_on_device(subscripts: str, operands: Sequence[Any], optimize
+                    ) -> tuple[EinsumPlan, DeviceState]:
+    """Plan first, then check residency (the order dot_general keeps)."""
+    plan, ops = _plan(subscripts, operands, optimize)
+    return plan, resident_state(OP, *ops)
 
 
 def plan_kernels(profile: KernelProfile, plan: EinsumPlan) -> set[KernelKey]:
@@ -79,9 +87,8 @@ def plan_kernels(profile: KernelProfile, plan: EinsumPlan) -> set[KernelKey]:
     return {launch.key for launch in launches if launch is not None}
 
 
-def _run(plan: EinsumPlan, operands: Sequence[Tensor | TensorView]) -> Tensor:
-    inputs = [operand(OP, x, f"operand {i}") for i, x in enumerate(operands)]
-    state: DeviceState = resident_state(OP, *inputs)
+def _run(plan: EinsumPlan, state: DeviceState,
+         operands: Sequence[Tensor | TensorView]) -> Tensor:
     values: list[Tensor | TensorView] = list(operands)
     for step in plan.steps:
         if isinstance(step, DropAxes):

@@ -102,8 +102,7 @@ def transpose(x: Tensor | TensorView, perm: Sequence[int] | None = None) -> Tens
     op = "webgpu_transpose"
     src = operand(op, x, "input")
     check_copy_dtype(op, src.dtype)
-    axes = tuple(reversed(range(src.layout.rank))) if perm is None else perm
-    layout = src.layout.permuted(op, axes)
+    layout = src.layout.permuted(op, perm)
     state = resident_state(op, src)
     return materialize(state, op, src.tensor, layout)
 
@@ -121,7 +120,7 @@ def upload(state: DeviceState, array: Any) -> Tensor:
         # are and reorder once, on the GPU.
         raw = state.allocate(op, dtype, host.shape[::-1], for_upload=True)
         state.write(raw, host.reshape(-1))
-        return materialize(state, op, raw, raw.layout.permuted(op, range(host.ndim - 1, -1, -1)))
+        return materialize(state, op, raw, raw.layout.permuted(op, None))
     out = state.allocate(op, dtype, host.shape, for_upload=True)
     if host.size:
         state.write(out, np.asfortranarray(host).reshape(-1, order="F"))
@@ -131,11 +130,11 @@ def upload(state: DeviceState, array: Any) -> Tensor:
 # --- dot_general ---------------------------------------------------------------------------
 
 
-def bind(state: DeviceState, op: str, o: Operand,
-         binding: OperandBinding) -> tuple[Tensor, OperandBinding]:
+def gemm_operand(state: DeviceState, op: str, o: Operand, binding: OperandBinding) -> Tensor:
+    """The tensor the GEMM reads: the operand itself, or its packed copy."""
     if binding.pack_perm is None:
-        return o.tensor, binding
-    return materialize(state, op, o.tensor, o.layout.permuted(op, binding.pack_perm)), binding
+        return o.tensor
+    return materialize(state, op, o.tensor, o.layout.permuted(op, binding.pack_perm))
 
 
 def dot_general_with_conj(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
@@ -156,11 +155,11 @@ def dot_general_with_conj(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
         # Beyond upstream (which refuses K == 0): an empty sum is zero.
         state.stream.clear(out.allocation.buffer_id, 0, (out.nbytes + 3) & ~3)
         return out
-    a_tensor, a_bind = bind(state, op, a, plan.lhs)
-    b_tensor, b_bind = bind(state, op, b, plan.rhs)
+    a_tensor = gemm_operand(state, op, a, plan.lhs)
+    b_tensor = gemm_operand(state, op, b, plan.rhs)
     chunks = split_k_chunks(plan)
     target = out if chunks == 1 else state.allocate(op, plan.dtype, (plan.m, plan.n, chunks))
-    launch = gemm_launch(state.profile, plan, a_bind, b_bind, lhs_conj, rhs_conj, chunks)
+    launch = gemm_launch(state.profile, plan, plan.lhs, plan.rhs, lhs_conj, rhs_conj, chunks)
     state.launch(op, launch, (a_tensor.allocation.buffer_id, b_tensor.allocation.buffer_id,
                               target.allocation.buffer_id))
     if chunks > 1:

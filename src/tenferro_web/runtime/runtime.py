@@ -266,8 +266,8 @@ class DeviceState:
         self.transport.write_buffer(tensor.allocation.buffer_id, 0, payload)
 
     async def read_bytes(self, op: str, tensor: Tensor, byte_offset: int, dest: np.ndarray):
-        """Fill ``dest`` (1-D, contiguous) from the tensor's bytes starting at ``byte_offset``."""
-        self.check_usable(op)
+        """Fill ``dest`` (1-D, contiguous) from the tensor's bytes starting at ``byte_offset``
+        (callers have checked the runtime is usable)."""
         nbytes = dest.nbytes
         start = byte_offset & ~3  # copyBufferToBuffer moves 4-byte aligned words
         span = ((byte_offset + nbytes + 3) & ~3) - start

@@ -214,8 +214,7 @@ class TensorView:
         return self.base.allocation
 
     def transpose_view(self, perm: Sequence[int] | None = None) -> TensorView:
-        axes = tuple(reversed(range(self.ndim))) if perm is None else perm
-        return TensorView(self.base, self.layout.permuted("transpose_view", axes))
+        return TensorView(self.base, self.layout.permuted("transpose_view", perm))
 
     def __repr__(self) -> str:
         return (f"TensorView(shape={self.shape}, strides={self.strides}, offset={self.offset}, "
