@@ -9,6 +9,7 @@ GPU, in one process. Figures are medians of timed batches of back-to-back launch
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import statistics
@@ -17,8 +18,9 @@ import time
 import numpy as np
 
 import tenferro_web as tw
+from tenferro_web.lowering.gemm import gemm_spec
+from tenferro_web.lowering.program import Launch, Program
 from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
-from tenferro_web.runtime import selection
 
 
 def gflops(flops: float, seconds: float) -> float:
@@ -98,23 +100,21 @@ def sweep(rt, size: int, candidates) -> list[dict]:
     b = rt.upload(rng.standard_normal((size, size), np.float32))
     plan = plan_dot_general(tw.DType.F32, a.layout, tw.DType.F32, b.layout,
                             DotGeneralConfig.of([1], [0]))
-    base = selection.gemm_launch(rt.state.profile, plan, plan.lhs, plan.rhs)
+    base = gemm_spec(rt.state.profile, plan)
     rows = []
     for tm, tn, bk, vec in candidates:
-        key, block_m, block_n = selection.tiled_key("f32", tm, tn, bk, False, True, vec, vec)
-        tiles_m, tiles_n = -(-size // block_m), -(-size // block_n)
-        launch = selection.Launch(key, (size, size, size, 1, tiles_m, tiles_n, *base.params[6:]),
-                                  tiles_m * tiles_n)
-        out = rt.state.allocate("sweep", tw.DType.F32, (size, size))
-        buffers = (a.allocation.buffer_id, b.allocation.buffer_id, out.allocation.buffer_id)
-        rt.state.launch("sweep", launch, buffers)
+        spec = dataclasses.replace(base, tiled=True, tm=tm, tn=tn, bk=bk, vec_a=vec, vec_b=vec)
+        launch = Launch.of("sweep", rt.state.profile, spec, (0, 1, 2))
+        program = Program(2, size * size * 4, (), (launch,))
+        rt.state.execute("sweep", program, (a, b), tw.DType.F32, (size, size))
         rt.synchronize_sync()
         reps = 10
         start = time.perf_counter()
-        for _ in range(reps):
-            rt.state.launch("sweep", launch, buffers)
+        outs = [rt.state.execute("sweep", program, (a, b), tw.DType.F32, (size, size))
+                for _ in range(reps)]
         rt.synchronize_sync()
         rate = gflops(2 * size**3, (time.perf_counter() - start) / reps)
+        del outs
         rows.append({"TM": tm, "TN": tn, "BK": bk, "vec4": vec, "gflops": round(rate, 1)})
         print(f"gemm_tiled TM={tm} TN={tn} BK={bk} vec4={vec}: {rate:,.0f} GFLOP/s", flush=True)
     return rows

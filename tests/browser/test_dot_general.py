@@ -352,8 +352,8 @@ async def test_long_contractions_split_k_and_huge_grids(selenium, kernels):
     import tenferro_web as tw
     import tw_testing
     from tenferro_web.layout import dense_layout
+    from tenferro_web.lowering.gemm import split_k_chunks
     from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
-    from tenferro_web.runtime.selection import split_k_chunks
 
     rt = await tw_testing.runtime(kernels)
     rng = np.random.default_rng(17)
@@ -368,7 +368,7 @@ async def test_long_contractions_split_k_and_huge_grids(selenium, kernels):
             tw_testing.assert_same(got, want)
     p = plan_dot_general(tw.DType.F32, dense_layout((100_003,)), tw.DType.F32,
                          dense_layout((100_003,)), DotGeneralConfig.of([0], [0]))
-    assert split_k_chunks(p) > 1
+    assert split_k_chunks(p)[0] > 1
     # 70 000 tiny batched products: more workgroups than one grid dimension allows (65 535).
     a = tw_testing.sample(rng, (2, 3, 70_000), np.float32, integers=True)
     b = tw_testing.sample(rng, (3, 2, 70_000), np.float32, integers=True)

@@ -6,7 +6,7 @@ from importlib.resources import files
 import pytest
 
 import tenferro_web as tw
-from tenferro_web.runtime.kernels import KernelKey, kernel_source, render, unroll
+from tenferro_web.lowering.kernels import KernelKey, kernel_source, render, unroll
 
 
 def test_rendering_substitutes_and_includes():
@@ -61,68 +61,66 @@ def test_every_wgsl_file_is_shipped_and_used_with_its_placeholders():
 def test_selection_by_profile_and_shape():
     from tenferro_web.dtypes import DType
     from tenferro_web.layout import dense_layout
+    from tenferro_web.lowering.gemm import gemm_spec
+    from tenferro_web.lowering.profile import AdapterProfile
     from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
-    from tenferro_web.runtime.selection import KernelProfile, gemm_launch
 
-    def launch(cpu, m, k, n, dtype=DType.F32):
+    def spec(cpu, m, k, n, dtype=DType.F32):
         plan = plan_dot_general(dtype, dense_layout((m, k)), dtype, dense_layout((k, n)),
                                 DotGeneralConfig.of([1], [0]))
-        return gemm_launch(KernelProfile(cpu), plan, plan.lhs, plan.rhs)
+        return gemm_spec(AdapterProfile(cpu), plan)
 
-    big_cpu = launch(True, 1024, 1024, 1024)
+    big_cpu = spec(True, 1024, 1024, 1024)
     assert big_cpu.key.name == "gemm_blocked" and dict(big_cpu.key.constants)["TM"] == "16"
     assert big_cpu.groups == (1024 // 128) * (1024 // 64)
-    assert launch(True, 3, 5, 1).key.name == "gemm_blocked"
-    gpu = launch(False, 4096, 64, 4096)
+    assert spec(True, 3, 5, 1).key.name == "gemm_blocked"
+    gpu = spec(False, 4096, 64, 4096)
     assert gpu.key.name == "gemm_tiled" and dict(gpu.key.constants)["B_K_FAST"] == "true"
     assert dict(gpu.key.constants)["TM"] == "8"
     assert dict(gpu.key.constants)["VEC_A"] == "false"  # 128x128 tiles: element loads
     assert dict(gpu.key.constants)["LOADS_A"] == "8"  # BK 16 x BM 128 / 256 invocations
-    small = dict(launch(False, 256, 64, 256).key.constants)  # few tiles: 64x64, 16-byte loads
+    small = dict(spec(False, 256, 64, 256).key.constants)  # few tiles: 64x64, 16-byte loads
     assert (small["TM"], small["VEC_A"], small["VEC_B"], small["LOADS_A"]) == \
         ("4", "true", "true", "1")
-    odd = dict(launch(False, 254, 64, 256).key.constants)  # A's columns start unaligned
+    odd = dict(spec(False, 254, 64, 256).key.constants)  # A's columns start unaligned
     assert (odd["VEC_A"], odd["VEC_B"]) == ("false", "true")
-    odd = dict(launch(False, 256, 63, 256).key.constants)  # B's columns start unaligned
+    odd = dict(spec(False, 256, 63, 256).key.constants)  # B's columns start unaligned
     assert (odd["VEC_A"], odd["VEC_B"]) == ("true", "false")
-    assert launch(False, 256, 64, 8).key.name == "gemm_blocked"  # thin output
-    assert dict(launch(False, 256, 64, 256, DType.C32).key.constants)["SCALAR"] == "c32"
+    assert spec(False, 256, 64, 8).key.name == "gemm_blocked"  # thin output
+    assert dict(spec(False, 256, 64, 256, DType.C32).key.constants)["SCALAR"] == "c32"
     with pytest.raises(tw.InvalidArgument, match="kernels"):
-        KernelProfile.choose(None, "fast")
+        AdapterProfile.of(True, {}, "fast")
 
 
 def test_split_k_only_for_small_outputs_with_long_contractions():
     from tenferro_web.dtypes import DType
     from tenferro_web.layout import dense_layout
+    from tenferro_web.lowering.gemm import gemm_spec, split_k_chunks
+    from tenferro_web.lowering.profile import AdapterProfile
     from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
-    from tenferro_web.runtime.selection import KernelProfile, gemm_launch, split_k_chunks
 
     def plan(m, k, n):
         return plan_dot_general(DType.F32, dense_layout((m, k)), DType.F32, dense_layout((k, n)),
                                 DotGeneralConfig.of([1], [0]))
 
-    assert split_k_chunks(plan(1, 100_000, 1)) == 97
-    assert split_k_chunks(plan(1024, 100_000, 1024)) == 1   # big output: enough parallelism
-    assert split_k_chunks(plan(1, 1000, 1)) == 1            # short contraction
+    assert split_k_chunks(plan(1, 100_000, 1)) == (92, 1088)
+    assert split_k_chunks(plan(1024, 100_000, 1024)) == (1, 0)  # big output: enough parallelism
+    assert split_k_chunks(plan(1, 1000, 1)) == (1, 0)            # short contraction
     p = plan(2, 10_000, 3)
-    launch = gemm_launch(KernelProfile(True), p, p.lhs, p.rhs, chunks=9)
-    k, batch, k_total, k_step = launch.params[2], launch.params[3], launch.params[16], \
-        launch.params[17]
-    assert (k, k_total, k_step) == (1112, 10_000, 1112) and batch * k >= 10_000
-    assert launch.params[9] == 1112 * 2  # chunks step along A's contraction stride
+    s = gemm_spec(AdapterProfile(True), p)
+    assert (s.k, s.k_total, s.k_step, s.batch) == (1152, 10_000, 1152, 9)
+    assert s.a.step == 1152 * 2  # chunks step along A's contraction stride
+    assert sum(s.job_k(j) for j in range(s.batch)) == 10_000
 
 
 def test_grids_spread_over_two_dimensions():
-    from tenferro_web.runtime.runtime import DeviceState
+    from tenferro_web.lowering.profile import AdapterProfile
 
-    class Limits:
-        adapter = type("A", (), {"limits": {"maxComputeWorkgroupsPerDimension": 65535}})()
-
-    grid = DeviceState.grid
-    assert grid(Limits, "op", 10) == (10, 1, 1)
-    assert grid(Limits, "op", 70_000) == (65535, 2, 1)
+    profile = AdapterProfile(False, max_workgroups_per_dimension=65535)
+    assert profile.grid("op", 10) == (10, 1, 1)
+    assert profile.grid("op", 70_000) == (65535, 2, 1)
     with pytest.raises(tw.LimitExceeded, match="maxComputeWorkgroupsPerDimension"):
-        grid(Limits, "op", 65535 * 65535 + 1)
+        profile.grid("op", 65535 * 65535 + 1)
 
 
 def test_every_kernel_variant_renders_to_one_self_contained_module():
@@ -132,11 +130,18 @@ def test_every_kernel_variant_renders_to_one_self_contained_module():
         KernelKey.of("reduce_chunks", SCALAR="c32"),
         KernelKey.of("gemm_blocked", SCALAR="f32", TM=16, TN=8, WX=8, WY=8),
     ]
-    from tenferro_web.runtime.selection import tiled_key
+    from tenferro_web.dtypes import DType
+    from tenferro_web.layout import dense_layout
+    from tenferro_web.lowering.gemm import gemm_spec
+    from tenferro_web.lowering.profile import AdapterProfile
+    from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
 
-    variants.append(tiled_key("c32", 4, 4, 8, True, False)[0])
-    variants.append(tiled_key("f32", 8, 8, 16, False, True, True, True)[0])
-    variants.append(tiled_key("f32", 4, 4, 16, True, False, True, True)[0])
+    for dtype, (m, k, n), lc in [(DType.C32, (128, 64, 128), 1), (DType.F32, (4096, 64, 4096), 0),
+                                 (DType.F32, (256, 64, 256), 1)]:
+        shape = (m, k) if lc == 1 else (k, m)
+        plan = plan_dot_general(dtype, dense_layout(shape), dtype, dense_layout((k, n)),
+                                DotGeneralConfig.of([lc], [0]))
+        variants.append(gemm_spec(AdapterProfile(False), plan).key)
     for key in variants:
         text = render(key)
         assert "#include" not in text and "{{" not in text and "// unroll" not in text

@@ -15,10 +15,11 @@ import numpy as np
 from ..dtypes import DType
 from ..errors import ForeignDomain, InvalidArgument, RuntimeStateError, UnsupportedDType
 from ..layout import ViewLayout, dense_layout
-from ..planning.copy_plan import COPY_DTYPES, plan_copy
-from ..planning.dot_general_plan import DotGeneralConfig, OperandBinding, plan_dot_general
+from ..lowering.copy import lower_copy
+from ..lowering.gemm import lower_dot_general
+from ..planning.copy_plan import COPY_DTYPES
+from ..planning.dot_general_plan import DotGeneralConfig, plan_dot_general
 from .runtime import DeviceState
-from .selection import copy_launch, gemm_launch, reduce_launch, split_k_chunks
 from .tensor import Tensor, TensorView
 
 
@@ -73,18 +74,8 @@ def check_copy_dtype(op: str, dtype: DType) -> None:
 
 def materialize(state: DeviceState, op: str, src: Tensor, layout: ViewLayout) -> Tensor:
     """A fresh compact tensor holding the view ``layout`` of ``src`` (one planner for all)."""
-    plan = plan_copy(layout, op)
-    out = state.allocate(op, src.dtype, layout.shape)
-    if plan.size == 0:
-        return out
-    itemsize = src.dtype.itemsize
-    launch = copy_launch(state.profile, plan, itemsize)
-    if launch is None:
-        state.stream.copy(src.allocation.buffer_id, plan.src_offset * itemsize,
-                          out.allocation.buffer_id, 0, plan.size * itemsize)
-    else:
-        state.launch(op, launch, (src.allocation.buffer_id, out.allocation.buffer_id))
-    return out
+    program = lower_copy(op, state.profile, layout, src.dtype)
+    return state.execute(op, program, (src,), src.dtype, layout.shape)
 
 
 def to_contiguous(x: Tensor | TensorView) -> Tensor:
@@ -130,13 +121,6 @@ def upload(state: DeviceState, array: Any) -> Tensor:
 # --- dot_general ---------------------------------------------------------------------------
 
 
-def gemm_operand(state: DeviceState, op: str, o: Operand, binding: OperandBinding) -> Tensor:
-    """The tensor the GEMM reads: the operand itself, or its packed copy."""
-    if binding.pack_perm is None:
-        return o.tensor
-    return materialize(state, op, o.tensor, o.layout.permuted(op, binding.pack_perm))
-
-
 def dot_general_with_conj(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
                           lhs_contracting: Sequence[int], rhs_contracting: Sequence[int],
                           lhs_batch: Sequence[int] = (), rhs_batch: Sequence[int] = (),
@@ -148,24 +132,10 @@ def dot_general_with_conj(lhs: Tensor | TensorView, rhs: Tensor | TensorView,
     cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
     plan = plan_dot_general(a.dtype, a.layout, b.dtype, b.layout, cfg)
     state = resident_state(op, a, b)
-    out = state.allocate(op, plan.dtype, plan.out_shape)
-    if plan.out_size == 0:
-        return out
-    if plan.k == 0:
-        # Beyond upstream (which refuses K == 0): an empty sum is zero.
-        state.stream.clear(out.allocation.buffer_id, 0, (out.nbytes + 3) & ~3)
-        return out
-    a_tensor = gemm_operand(state, op, a, plan.lhs)
-    b_tensor = gemm_operand(state, op, b, plan.rhs)
-    chunks = split_k_chunks(plan)
-    target = out if chunks == 1 else state.allocate(op, plan.dtype, (plan.m, plan.n, chunks))
-    launch = gemm_launch(state.profile, plan, plan.lhs, plan.rhs, lhs_conj, rhs_conj, chunks)
-    state.launch(op, launch, (a_tensor.allocation.buffer_id, b_tensor.allocation.buffer_id,
-                              target.allocation.buffer_id))
-    if chunks > 1:
-        state.launch(op, reduce_launch(plan.dtype, plan.out_size, launch.params[3]),
-                     (target.allocation.buffer_id, out.allocation.buffer_id))
-    return out
+    complex_ = plan.dtype.is_complex  # conj is the identity on reals: one program for F32
+    program = lower_dot_general(op, state.profile, plan, a.layout, b.layout,
+                                lhs_conj and complex_, rhs_conj and complex_)
+    return state.execute(op, program, (a.tensor, b.tensor), plan.dtype, plan.out_shape)
 
 
 def dot_general(lhs: Tensor | TensorView, rhs: Tensor | TensorView,

@@ -20,12 +20,12 @@ from ..dtypes import DType
 from ..errors import (
     BackendFailure,
     DeviceLost,
-    LimitExceeded,
     NoAdapterError,
     RuntimeStateError,
 )
-from .kernels import KernelKey, render
-from .selection import KernelProfile, Launch
+from ..lowering.kernels import KernelKey, render
+from ..lowering.profile import AdapterProfile, binding_size
+from ..lowering.program import BufferCopy, Clear, Launch, Program
 from .tensor import (
     Allocation,
     AllocationDomainId,
@@ -71,12 +71,15 @@ class AdapterInfo:
         return self.is_fallback or self.architecture in ("swiftshader", "lavapipe", "llvmpipe")
 
 
-def buffer_capacity(byte_len: int) -> int:
-    """Size class of a pooled buffer: powers of two up to 1 MiB, then whole MiB."""
-    n = max(16, (byte_len + 3) & ~3)
+def buffer_capacity(byte_len: int, max_binding: int) -> int:
+    """Size class of a pooled buffer: powers of two up to 1 MiB, then whole MiB, or just the
+    binding size (a multiple of 16 bytes) where the class would pass the binding limit."""
+    n = binding_size(byte_len)
     if n <= 1 << 20:
-        return 1 << (n - 1).bit_length()
-    return (n + (1 << 20) - 1) & ~((1 << 20) - 1)
+        capacity = 1 << (n - 1).bit_length()
+    else:
+        capacity = (n + (1 << 20) - 1) & ~((1 << 20) - 1)
+    return capacity if capacity <= max_binding else n
 
 
 class CommandStream:
@@ -126,7 +129,7 @@ class DeviceState:
             description=info["description"], is_fallback=bool(info["isFallbackAdapter"]),
             features=tuple(info["features"]), limits=dict(info["limits"]),
             context=info["context"])
-        self.profile = KernelProfile.choose(self.adapter, kernels)
+        self.profile = AdapterProfile.of(self.adapter.is_cpu, self.adapter.limits, kernels)
         self.placement = Placement(MemoryKind.DEVICE, DeviceId(DeviceKind.WEBGPU, ordinal))
         self.stream = CommandStream(self.adapter.limits["minStorageBufferOffsetAlignment"] // 4)
         self.pipelines: dict[KernelKey, int] = {}
@@ -155,14 +158,6 @@ class DeviceState:
             raise BackendFailure(op, "the GPU reported: " + "; ".join(errors))
 
     # --- buffers ----------------------------------------------------------------------------
-    def check_buffer_size(self, op: str, byte_len: int) -> None:
-        limits = self.adapter.limits
-        for name in ("maxStorageBufferBindingSize", "maxBufferSize"):
-            if byte_len > limits[name]:
-                raise LimitExceeded(op, name, byte_len, limits[name],
-                                    "split the tensor into smaller ones, or use an adapter with "
-                                    "a larger limit")
-
     def acquire_buffer(self, op: str, byte_len: int, for_upload: bool) -> tuple[int, int]:
         """A buffer of at least ``byte_len`` bytes: reused when one is free, else created.
 
@@ -170,10 +165,8 @@ class DeviceState:
         later op at once (the GPU runs the stream in order), but not the target of an upload:
         queue writes run before the pending stream is submitted.
         """
-        self.check_buffer_size(op, byte_len)
-        capacity = buffer_capacity(byte_len)
-        if capacity > self.adapter.limits["maxStorageBufferBindingSize"]:
-            capacity = (byte_len + 3) & ~3
+        self.profile.check_binding(op, byte_len)
+        capacity = buffer_capacity(byte_len, self.profile.max_storage_binding)
         if not for_upload:
             for index, (buffer_id, size) in enumerate(self.released):
                 if size == capacity:
@@ -225,22 +218,28 @@ class DeviceState:
                 self.pipelines[key] = await self.transport.create_pipeline_async(render(key),
                                                                                  key.label)
 
-    def grid(self, op: str, groups: int) -> tuple[int, int, int]:
-        """Spread ``groups`` workgroups over x and y; kernels decode ``y * nx + x``."""
-        limit = self.adapter.limits["maxComputeWorkgroupsPerDimension"]
-        if groups <= limit:
-            return (max(groups, 1), 1, 1)
-        rows = -(-groups // limit)
-        if rows > limit:
-            raise LimitExceeded(op, "maxComputeWorkgroupsPerDimension", groups, limit * limit,
-                                "split the problem into smaller tensors")
-        return (limit, rows, 1)
-
-    def launch(self, op: str, launch: Launch, buffers: Sequence[int]) -> None:
-        self.stream.dispatch(self.pipeline(launch.key), launch.params,
-                             self.grid(op, launch.groups), buffers)
+    def execute(self, op: str, program: Program, inputs: Sequence[Tensor], dtype: DType,
+                shape: tuple[int, ...]) -> Tensor:
+        """Append ``program`` to the pending stream: ``inputs`` fill its operand slots, a fresh
+        tensor of ``shape`` its output slot; temporaries are allocated here and released after
+        (the stream runs in order, so a later op may reuse them at once)."""
+        out = self.allocate(op, dtype, shape)
+        temps = [self.acquire_buffer(op, size, False) for size in program.temps]
+        slots = [t.allocation.buffer_id for t in inputs] + [out.allocation.buffer_id] + \
+            [buffer_id for buffer_id, _ in temps]
+        for o in program.ops:
+            if isinstance(o, Launch):
+                self.stream.dispatch(self.pipeline(o.key), o.words, o.grid,
+                                     [slots[s] for s in o.buffers])
+            elif isinstance(o, BufferCopy):
+                self.stream.copy(slots[o.src], o.src_offset, slots[o.dst], o.dst_offset, o.size)
+            elif isinstance(o, Clear):
+                self.stream.clear(slots[o.slot], o.offset, o.size)
+        for buffer_id, capacity in temps:
+            self.release_buffer(buffer_id, capacity)
         if self.stream.dispatches >= MAX_PENDING_DISPATCHES:
             self.flush()
+        return out
 
     def flush(self) -> None:
         if self.stream:
@@ -271,7 +270,7 @@ class DeviceState:
         nbytes = dest.nbytes
         start = byte_offset & ~3  # copyBufferToBuffer moves 4-byte aligned words
         span = ((byte_offset + nbytes + 3) & ~3) - start
-        staging_capacity = buffer_capacity(span)
+        staging_capacity = buffer_capacity(span, self.profile.max_buffer)
         free = self.free_staging.get(staging_capacity)
         staging = free.pop() if free else self.transport.create_buffer(staging_capacity, True)
         try:

@@ -1,0 +1,130 @@
+"""Lowering of copy plans (transpose, compaction, dot_general packing) to kernels.
+
+The kernel is chosen to fit the plan: a plain buffer copy for LINEAR plans, the workgroup-tile
+transpose only on GPUs and only when both matrix extents fill a 16 x 16 tile (a tile with 2 x 2
+useful elements leaves 252 of 256 invocations idle at a barrier), and the strided gather for the
+rest. Every kernel indexes in 32-bit words: the spans and parameters are checked here.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from ..dtypes import DType
+from ..layout import ViewLayout, view_extent
+from ..planning.copy_plan import CopyKind, CopyPlan, plan_copy
+from .kernels import KernelKey
+from .profile import AdapterProfile
+from .program import BufferCopy, Launch, Operation, Program
+from .words import check_index_span, i32, u32
+
+WG_1D = 256
+TILE = 16
+_ELEMENT_TYPE = {4: "u32", 8: "vec2<u32>"}
+
+
+@dataclass(frozen=True)
+class StridedCopySpec:
+    """``copy_strided`` (4- or 8-byte elements) or ``copy_strided_bytes`` (1-byte elements,
+    four per invocation): ``dst[f] = src[offset + sum_i coord_i(f) * strides[i]]``."""
+
+    itemsize: int
+    size: int
+    offset: int
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if self.itemsize not in (1, *_ELEMENT_TYPE) or len(self.dims) != len(self.strides):
+            raise ValueError(f"malformed strided copy {self}")
+        count = 1
+        for d in self.dims:
+            count *= d
+        if count != self.size or self.size == 0:
+            raise ValueError(f"strided copy of {self.size} elements over dims {self.dims}")
+
+    @property
+    def key(self) -> KernelKey:
+        if self.itemsize == 1:
+            return KernelKey.of("copy_strided_bytes")
+        return KernelKey.of("copy_strided", ELEM=_ELEMENT_TYPE[self.itemsize])
+
+    @property
+    def groups(self) -> int:
+        per_group = WG_1D * (4 if self.itemsize == 1 else 1)
+        return -(-self.size // per_group)
+
+    def words(self, op: str) -> tuple[int, ...]:
+        low, high = view_extent(op, self.dims, self.strides, self.offset)
+        check_index_span(op, "the copy source", low, high)
+        return (u32(op, "size", self.size), u32(op, "rank", len(self.dims)),
+                i32(op, "offset", self.offset), *(u32(op, "extent", d) for d in self.dims),
+                *(i32(op, "stride", s) for s in self.strides))
+
+
+@dataclass(frozen=True)
+class TiledTransposeSpec:
+    """``transpose_tiled``: a batch of compact d0 x d1 matrices read transposed, one 16 x 16 tile
+    per workgroup: ``dst[i + d0*j + d0*d1*b] = src[offset + i*d1 + j + d0*d1*b]``."""
+
+    itemsize: int
+    d0: int
+    d1: int
+    batch: int
+    offset: int
+
+    def __post_init__(self) -> None:
+        if self.d0 < TILE or self.d1 < TILE or self.batch < 1 or self.offset < 0 \
+                or self.itemsize not in _ELEMENT_TYPE:
+            raise ValueError(f"tiled transposes need both extents >= {TILE}: {self}")
+
+    @property
+    def tiles(self) -> tuple[int, int]:
+        return -(-self.d1 // TILE), -(-self.d0 // TILE)
+
+    @property
+    def key(self) -> KernelKey:
+        return KernelKey.of("transpose_tiled", ELEM=_ELEMENT_TYPE[self.itemsize])
+
+    @property
+    def groups(self) -> int:
+        tiles_j, tiles_i = self.tiles
+        return tiles_j * tiles_i * self.batch
+
+    def words(self, op: str) -> tuple[int, ...]:
+        check_index_span(op, "the transpose source", self.offset,
+                         self.offset + self.d0 * self.d1 * self.batch - 1)
+        tiles_j, tiles_i = self.tiles
+        return (u32(op, "d0", self.d0), u32(op, "d1", self.d1), u32(op, "offset", self.offset),
+                u32(op, "tiles_j", tiles_j), u32(op, "tiles_i", tiles_i),
+                u32(op, "batch", self.batch))
+
+
+def copy_ops(op: str, profile: AdapterProfile, plan: CopyPlan, itemsize: int, src: int,
+             dst: int) -> tuple[Operation, ...]:
+    """The operations that fill slot ``dst`` (compact) from the view of slot ``src``."""
+    if plan.size == 0:
+        return ()
+    if itemsize == 1:
+        # WGSL has no 8-bit storage: every 1-byte copy goes through the word-assembling kernel.
+        spec = StridedCopySpec(1, plan.size, plan.src_offset, plan.dims, plan.src_strides)
+    elif plan.kind is CopyKind.LINEAR:
+        return (BufferCopy(src, plan.src_offset * itemsize, dst, 0, plan.size * itemsize),)
+    elif plan.kind is CopyKind.TILED and not profile.cpu and min(plan.dims[:2]) >= TILE:
+        # Workgroup memory pays on GPUs, when the tile fills; on CPU adapters barriers cost
+        # more than they save.
+        batch = plan.dims[2] if plan.rank == 3 else 1
+        spec = TiledTransposeSpec(itemsize, plan.dims[0], plan.dims[1], batch, plan.src_offset)
+    else:
+        spec = StridedCopySpec(itemsize, plan.size, plan.src_offset, plan.dims, plan.src_strides)
+    return (Launch.of(op, profile, spec, (src, dst)),)
+
+
+@functools.lru_cache(maxsize=4096)
+def lower_copy(op: str, profile: AdapterProfile, layout: ViewLayout, dtype: DType) -> Program:
+    """Materialise the view ``layout`` of slot 0 into a fresh compact tensor (slot 1)."""
+    plan = plan_copy(layout, op)
+    output_bytes = plan.size * dtype.itemsize
+    profile.check_binding(op, output_bytes)
+    return Program(1, output_bytes, (), copy_ops(op, profile, plan, dtype.itemsize, 0, 1))

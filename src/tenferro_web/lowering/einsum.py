@@ -1,0 +1,27 @@
+"""Lowering of an einsum plan: one Program per step (None for the steps that are only views)."""
+
+from __future__ import annotations
+
+from ..planning.dot_general_plan import plan_dot_general
+from ..planning.einsum_plan import OP, DotStep, DropAxes, EinsumPlan, TransposeStep
+from .copy import lower_copy
+from .gemm import lower_dot_general
+from .profile import AdapterProfile
+from .program import Program
+
+
+def lower_einsum(profile: AdapterProfile, plan: EinsumPlan) -> tuple[Program | None, ...]:
+    programs: list[Program | None] = []
+    for step in plan.steps:
+        if isinstance(step, DropAxes):
+            programs.append(None)
+        elif isinstance(step, DotStep):
+            lhs, rhs = plan.layouts[step.lhs], plan.layouts[step.rhs]
+            dg = plan_dot_general(plan.dtype, lhs, plan.dtype, rhs, step.config)
+            programs.append(lower_dot_general(OP, profile, dg, lhs, rhs))
+        else:
+            layout = plan.layouts[step.src]
+            if isinstance(step, TransposeStep):
+                layout = layout.permuted(OP, step.perm)
+            programs.append(lower_copy(OP, profile, layout, plan.dtype))
+    return tuple(programs)

@@ -1,0 +1,272 @@
+"""Lowering of a dot_general plan to a Program: packs, the GEMM launch, split-K's reduction.
+
+Every GEMM parameter is derived in one place (``GemmSpec``), from the values the kernel will
+actually use: per-job offsets, row and column strides, the step between batch entries or K
+chunks, and K per job. Vector loads are decided from exactly those values, and the spec refuses
+to exist when a vector load would start at an address that is not 16-byte aligned.
+
+Kernel families (measured; docs/kernels.md): CPU adapters get ``gemm_blocked`` (register blocks,
+no barriers). GPUs get ``gemm_tiled`` (workgroup-memory tiles plus register blocks) when the
+output is at least 64 x 64, and ``gemm_blocked`` for thin outputs.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from ..dtypes import DType
+from ..layout import ViewLayout
+from ..planning.copy_plan import plan_copy
+from ..planning.dot_general_plan import DotGeneralPlan
+from .copy import WG_1D, copy_ops
+from .kernels import KernelKey
+from .profile import AdapterProfile
+from .program import Clear, Launch, Operation, Program
+from .words import i32, sign_bits, u32
+
+# Split-K: outputs of at most this many elements with K of at least SPLIT_MIN_K are computed
+# as partial products over slices of K (each one batch entry of the GEMM), then summed.
+SPLIT_MAX_OUTPUT = 4096
+SPLIT_MIN_K = 8192
+SPLIT_CHUNK = 1024
+SPLIT_MAX_CHUNKS = 256
+# Chunk lengths are multiples of this, so every chunk of a K-contiguous operand starts
+# 16-byte aligned when the operand does (vector loads stay usable).
+SPLIT_STEP_ALIGN = 64
+VEC = 4  # f32 elements per 16-byte vector load
+
+
+@dataclass(frozen=True)
+class OperandAccess:
+    """How every GEMM job reads one operand: element (row, col) of job ``j`` (a batch entry,
+    or a chunk of K under split-K) is at ``offset + row*row_stride + col*col_stride + j*step``.
+    For A rows are M and columns K; for B rows are K and columns N."""
+
+    offset: int
+    row_stride: int
+    col_stride: int
+    step: int
+
+    def vec4_aligned(self, along_cols: bool) -> bool:
+        """Whether every group of 4 consecutive elements along rows (or columns) that starts at
+        a multiple of 4 is one aligned 16-byte load: the axis is contiguous, and the offset, the
+        other stride and the job step keep every group start a multiple of 4 elements."""
+        fast, other = (self.col_stride, self.row_stride) if along_cols else \
+            (self.row_stride, self.col_stride)
+        return fast == 1 and self.offset % VEC == 0 and other % VEC == 0 \
+            and self.step % VEC == 0
+
+
+@dataclass(frozen=True)
+class GemmSpec:
+    """One launch of ``gemm_tiled`` or ``gemm_blocked``:
+    ``c[m + M*n + M*N*j] = sum_{k < K_j} A(m, k, j) * B(k, n, j)``, where job ``j`` covers
+    ``k_step*j + [0, K_j)`` of a contraction of ``k_total`` (``K_j = min(k, k_total - j*k_step)``;
+    ``k_step = 0`` and ``k_total = k`` for an ordinary batch)."""
+
+    scalar: str  # "f32" or "c32"
+    tiled: bool
+    tm: int
+    tn: int
+    bk: int  # tile depth (tiled only)
+    a_k_fast: bool  # tile loads follow A's columns (K) rather than its rows (M)
+    b_k_fast: bool  # tile loads follow B's rows (K) rather than its columns (N)
+    vec_a: bool
+    vec_b: bool
+    m: int
+    n: int
+    k: int
+    batch: int
+    a: OperandAccess
+    b: OperandAccess
+    a_conj: bool
+    b_conj: bool
+    k_total: int
+    k_step: int
+
+    WG = 16  # gemm_tiled's workgroup is 16 x 16
+    BLOCKED_WG = 8  # gemm_blocked's is 8 x 8
+
+    def __post_init__(self) -> None:
+        if self.vec_a or self.vec_b:
+            if not self.tiled or self.scalar != "f32":
+                raise ValueError(f"vector loads are an f32 gemm_tiled variant: {self}")
+        if self.vec_a and (not self.a.vec4_aligned(self.a_k_fast) or self.bk * self.tm < 64):
+            raise ValueError(f"A's 16-byte loads would start unaligned or not fill: {self}")
+        if self.vec_b and (not self.b.vec4_aligned(not self.b_k_fast) or self.bk * self.tn < 64):
+            raise ValueError(f"B's 16-byte loads would start unaligned or not fill: {self}")
+        if self.k_step and (self.batch - 1) * self.k_step >= self.k_total:
+            raise ValueError(f"split-K has an empty chunk: {self}")
+        if min(self.m, self.n, self.k, self.batch) < 1:
+            raise ValueError(f"empty GEMMs are not launched: {self}")
+
+    @property
+    def block(self) -> tuple[int, int]:
+        """Output rows x columns of one workgroup."""
+        wg = self.WG if self.tiled else self.BLOCKED_WG
+        return wg * self.tm, wg * self.tn
+
+    @property
+    def tiles(self) -> tuple[int, int]:
+        bm, bn = self.block
+        return -(-self.m // bm), -(-self.n // bn)
+
+    @property
+    def groups(self) -> int:
+        tiles_m, tiles_n = self.tiles
+        return tiles_m * tiles_n * self.batch
+
+    def job_k(self, j: int) -> int:
+        """Contraction length of job ``j`` (what the kernel computes from its params)."""
+        return min(self.k, self.k_total - min(self.k_total, j * self.k_step))
+
+    @property
+    def key(self) -> KernelKey:
+        if not self.tiled:
+            return KernelKey.of("gemm_blocked", SCALAR=self.scalar, TM=self.tm, TN=self.tn,
+                                WX=self.BLOCKED_WG, WY=self.BLOCKED_WG)
+        va, vb = (VEC if self.vec_a else 1), (VEC if self.vec_b else 1)
+        threads = self.WG * self.WG
+        return KernelKey.of(
+            "gemm_tiled", SCALAR=self.scalar, TM=self.tm, TN=self.tn, BK=self.bk,
+            A_K_FAST=str(self.a_k_fast).lower(), B_K_FAST=str(self.b_k_fast).lower(),
+            VEC_A=str(self.vec_a).lower(), VEC_B=str(self.vec_b).lower(),
+            LOADS_A=self.bk * self.WG * self.tm // (threads * va),
+            LOADS_B=self.bk * self.WG * self.tn // (threads * vb))
+
+    def words(self, op: str) -> tuple[int, ...]:
+        """The params layout of gemm_common.wgsl."""
+        tiles_m, tiles_n = self.tiles
+        u32(op, "last chunk start", (self.batch - 1) * self.k_step)
+        return (u32(op, "M", self.m), u32(op, "N", self.n), u32(op, "K", self.k),
+                u32(op, "batch", self.batch), u32(op, "tiles_m", tiles_m),
+                u32(op, "tiles_n", tiles_n),
+                i32(op, "a offset", self.a.offset), i32(op, "a row stride", self.a.row_stride),
+                i32(op, "a column stride", self.a.col_stride), i32(op, "a step", self.a.step),
+                i32(op, "b offset", self.b.offset), i32(op, "b row stride", self.b.row_stride),
+                i32(op, "b column stride", self.b.col_stride), i32(op, "b step", self.b.step),
+                sign_bits(self.a_conj), sign_bits(self.b_conj),
+                u32(op, "K total", self.k_total), u32(op, "K step", self.k_step))
+
+
+@dataclass(frozen=True)
+class ReduceSpec:
+    """``reduce_chunks``: ``out[f] = sum_s partial[f + s*size]`` (split-K's second half)."""
+
+    scalar: str
+    size: int
+    chunks: int
+
+    @property
+    def key(self) -> KernelKey:
+        return KernelKey.of("reduce_chunks", SCALAR=self.scalar)
+
+    @property
+    def groups(self) -> int:
+        return -(-self.size // WG_1D)
+
+    def words(self, op: str) -> tuple[int, ...]:
+        u32(op, "partial products", self.size * self.chunks)
+        return (u32(op, "size", self.size), u32(op, "chunks", self.chunks))
+
+
+def cpu_block(extent: int) -> int:
+    """Rows (or columns) per invocation on CPU adapters: large register blocks win there, but
+    not past the matrix (measured on SwiftShader: 16x8 per invocation ~5 GFLOP/s f32, 4x4 ~2.4)."""
+    for block in (16, 8, 4):
+        if extent >= 4 * block:
+            return block
+    return 1 if extent == 1 else 4
+
+
+def split_k_chunks(plan: DotGeneralPlan) -> tuple[int, int]:
+    """(chunks, chunk length) of K for a small output with a long contraction; (1, 0) means no
+    split. Chunks are whole multiples of SPLIT_STEP_ALIGN, the last one cut at K."""
+    if plan.batch != 1 or plan.m * plan.n > SPLIT_MAX_OUTPUT or plan.k < SPLIT_MIN_K:
+        return 1, 0
+    wanted = min(SPLIT_MAX_CHUNKS, plan.k // SPLIT_CHUNK)
+    step = -(-plan.k // wanted)
+    step = -(-step // SPLIT_STEP_ALIGN) * SPLIT_STEP_ALIGN
+    return -(-plan.k // step), step
+
+
+def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = False,
+              b_conj: bool = False) -> GemmSpec:
+    """The GEMM launch of one dot_general, reading each operand as its plan binds it (in place,
+    or the packed copy)."""
+    a, b = plan.lhs, plan.rhs
+    scalar = "c32" if plan.dtype is DType.C32 else "f32"
+    chunks, k_step = split_k_chunks(plan)
+    if chunks > 1:
+        k, batch = k_step, chunks
+        a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, k_step * a.col_stride)
+        b_access = OperandAccess(b.offset, b.row_stride, b.col_stride, k_step * b.row_stride)
+    else:
+        k, batch = plan.k, plan.batch
+        a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride)
+        b_access = OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride)
+    tiled = not profile.cpu and plan.m >= 64 and plan.n >= 64
+    if tiled:
+        # Measured on an H200 (docs/performance.md): f32 128x128 tiles 16 deep, C32 64x64 tiles
+        # 8 deep; outputs too small to give every multiprocessor a 128x128 tile use 64x64.
+        big = scalar == "f32" and -(-plan.m // 128) * -(-plan.n // 128) * plan.batch >= 256
+        tm, bk = (8, 16) if big else (4, 8 if scalar == "c32" else 16)
+        tn = tm
+        a_k_fast, b_k_fast = abs(a_access.col_stride) == 1, abs(b_access.row_stride) == 1
+        # 16-byte loads pay with 64x64 tiles (about 2x on the H200) but not with 128x128 ones,
+        # where the extra registers cost more than the loads save.
+        want_vec = scalar == "f32" and tm == 4
+        vec_a = want_vec and a_access.vec4_aligned(a_k_fast)
+        vec_b = want_vec and b_access.vec4_aligned(not b_k_fast)  # B's K axis is its rows
+    else:
+        tm, tn, bk = cpu_block(plan.m), min(cpu_block(plan.n), 8), 0
+        a_k_fast = b_k_fast = vec_a = vec_b = False
+    return GemmSpec(scalar, tiled, tm, tn, bk, a_k_fast, b_k_fast, vec_a, vec_b,
+                    plan.m, plan.n, k, batch, a_access, b_access, a_conj, b_conj,
+                    plan.k, k_step if chunks > 1 else 0)
+
+
+# Slots of a dot_general program.
+LHS, RHS, OUT = 0, 1, 2
+
+
+@functools.lru_cache(maxsize=4096)
+def lower_dot_general(op: str, profile: AdapterProfile, plan: DotGeneralPlan,
+                      lhs: ViewLayout, rhs: ViewLayout, lhs_conj: bool = False,
+                      rhs_conj: bool = False) -> Program:
+    """The program computing ``plan`` from operand slots 0 (lhs view ``lhs``) and 1 (rhs view
+    ``rhs``) into slot 2; packed operands and split-K partials are temporaries."""
+    itemsize = plan.dtype.itemsize
+    output_bytes = plan.out_size * itemsize
+    profile.check_binding(op, output_bytes)
+    if plan.out_size == 0:
+        return Program(2, output_bytes)
+    if plan.k == 0:
+        # Beyond upstream (which refuses K == 0): an empty sum is zero.
+        return Program(2, output_bytes, (), (Clear(OUT, 0, -(-output_bytes // 4) * 4),))
+    temps: list[int] = []
+    ops: list[Operation] = []
+    slots = []
+    for slot, binding, layout in ((LHS, plan.lhs, lhs), (RHS, plan.rhs, rhs)):
+        if binding.pack_perm is None:
+            slots.append(slot)
+            continue
+        copy = plan_copy(layout.permuted(op, binding.pack_perm), op)
+        profile.check_binding(op, copy.size * itemsize)
+        temps.append(copy.size * itemsize)
+        packed = OUT + len(temps)
+        ops.extend(copy_ops(op, profile, copy, itemsize, slot, packed))
+        slots.append(packed)
+    spec = gemm_spec(profile, plan, lhs_conj, rhs_conj)
+    if spec.k_step:
+        partial_bytes = plan.out_size * spec.batch * itemsize
+        profile.check_binding(op, partial_bytes)
+        temps.append(partial_bytes)
+        partial = OUT + len(temps)
+        ops.append(Launch.of(op, profile, spec, (*slots, partial)))
+        ops.append(Launch.of(op, profile, ReduceSpec(spec.scalar, plan.out_size, spec.batch),
+                             (partial, OUT)))
+    else:
+        ops.append(Launch.of(op, profile, spec, (*slots, OUT)))
+    return Program(2, output_bytes, tuple(temps), tuple(ops))

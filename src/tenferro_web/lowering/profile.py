@@ -1,0 +1,62 @@
+"""What lowering needs to know of an adapter: its kernel family and the limits launches obey."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..errors import InvalidArgument, LimitExceeded
+
+KERNEL_FAMILIES = ("auto", "cpu", "gpu")
+
+
+@dataclass(frozen=True)
+class AdapterProfile:
+    """``cpu``: register-blocked kernels without barriers (best on CPU adapters: SwiftShader,
+    lavapipe); otherwise workgroup-memory tiles (GPUs). The limits are the device's."""
+
+    cpu: bool
+    max_workgroups_per_dimension: int = 65535
+    max_storage_binding: int = 1 << 27
+    max_buffer: int = 1 << 28
+
+    @classmethod
+    def of(cls, is_cpu_adapter: bool, limits: Mapping[str, int], kernels: str = "auto"
+           ) -> AdapterProfile:
+        """``kernels`` overrides the adapter's family: "auto", "cpu" or "gpu"."""
+        if kernels not in KERNEL_FAMILIES:
+            raise InvalidArgument("webgpu_runtime_init", "kernels",
+                                  f"{kernels!r} is not 'auto', 'cpu' or 'gpu'")
+        return cls(cpu=is_cpu_adapter if kernels == "auto" else kernels == "cpu",
+                   max_workgroups_per_dimension=limits["maxComputeWorkgroupsPerDimension"],
+                   max_storage_binding=limits["maxStorageBufferBindingSize"],
+                   max_buffer=limits["maxBufferSize"])
+
+    def grid(self, op: str, groups: int) -> tuple[int, int, int]:
+        """Spread ``groups`` workgroups over x and y; kernels decode ``y * nx + x``."""
+        limit = self.max_workgroups_per_dimension
+        if groups <= limit:
+            return (max(groups, 1), 1, 1)
+        rows = -(-groups // limit)
+        if rows > limit:
+            raise LimitExceeded(op, "maxComputeWorkgroupsPerDimension", groups, limit * limit,
+                                "split the problem into smaller tensors")
+        return (limit, rows, 1)
+
+    def check_binding(self, op: str, byte_len: int) -> None:
+        """A storage buffer of ``byte_len`` bytes (rounded as the pool rounds) can be bound."""
+        size = binding_size(byte_len)
+        for name, limit in (("maxStorageBufferBindingSize", self.max_storage_binding),
+                            ("maxBufferSize", self.max_buffer)):
+            if size > limit:
+                raise LimitExceeded(op, name, size, limit, "split the tensor into smaller "
+                                    "ones, or use an adapter with a larger limit")
+
+
+# Every storage buffer is a whole number of 16-byte units, so a kernel may view any of them as
+# array<vec4<f32>> without a partial last element.
+BINDING_ALIGN = 16
+
+
+def binding_size(byte_len: int) -> int:
+    return max(BINDING_ALIGN, -(-byte_len // BINDING_ALIGN) * BINDING_ALIGN)

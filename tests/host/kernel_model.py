@@ -1,0 +1,149 @@
+"""A model of what each WGSL kernel does, driven only by its launch: the 32-bit parameter words
+(decoded as the kernels decode them, ``bitcast<i32>`` included), the kernel key's constants and
+the grid. It interprets whole Programs on numpy buffers, so host tests can compare lowering with
+numpy without trusting lowering's own helpers. It also reports the element index at which every
+16-byte vector load starts, for the alignment invariant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tenferro_web.lowering.program import BufferCopy, Clear, Launch, Program
+
+
+def signed(word: int) -> int:
+    return word - (1 << 32) if word >= 1 << 31 else word
+
+
+@dataclass
+class Trace:
+    """What the interpreted kernels did, beyond their results."""
+
+    vec4_starts: list[tuple[str, int]] = field(default_factory=list)  # (operand, element index)
+    gemm_jobs: list[list[tuple[int, int]]] = field(default_factory=list)  # per launch: K ranges
+    writes: list[np.ndarray] = field(default_factory=list)  # per copy launch: dst indices
+
+
+def gemm_params(words: tuple[int, ...]) -> dict:
+    w = words
+    return {"m": w[0], "n": w[1], "k": w[2], "batch": w[3], "tiles_m": w[4], "tiles_n": w[5],
+            "a_off": signed(w[6]), "a_rs": signed(w[7]), "a_cs": signed(w[8]),
+            "a_bs": signed(w[9]), "b_off": signed(w[10]), "b_rs": signed(w[11]),
+            "b_cs": signed(w[12]), "b_bs": signed(w[13]),
+            "a_sign": np.frombuffer(np.uint32(w[14]).tobytes(), np.float32)[0],
+            "b_sign": np.frombuffer(np.uint32(w[15]).tobytes(), np.float32)[0],
+            "k_total": w[16], "k_step": w[17]}
+
+
+def _gemm(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
+    p = gemm_params(launch.words)
+    const = dict(launch.key.constants)
+    a_buf, b_buf, c_buf = (bufs[s] for s in launch.buffers)
+    m, n = p["m"], p["n"]
+    tiled = launch.key.name == "gemm_tiled"
+    block_m = 16 * int(const["TM"]) if tiled else int(const["WX"]) * int(const["TM"])
+    block_n = 16 * int(const["TN"]) if tiled else int(const["WY"]) * int(const["TN"])
+    assert p["tiles_m"] * block_m >= m and p["tiles_n"] * block_n >= n, "tiles miss the output"
+    x, y, _ = launch.grid
+    assert x * y >= p["tiles_m"] * p["tiles_n"] * p["batch"], "grid misses workgroups"
+    ranges = []
+    rows, cols = np.arange(m)[:, None], np.arange(n)[None, :]
+    for job in range(p["batch"]):
+        k = min(p["k"], p["k_total"] - min(p["k_total"], job * p["k_step"]))
+        ranges.append((job * p["k_step"], job * p["k_step"] + k))
+        ks = np.arange(k)
+        a_idx = p["a_off"] + job * p["a_bs"] + rows * p["a_rs"] + ks[None, :] * p["a_cs"]
+        b_idx = p["b_off"] + job * p["b_bs"] + ks[:, None] * p["b_rs"] + cols * p["b_cs"]
+        a = a_buf[a_idx] if k else np.zeros((m, 0), a_buf.dtype)
+        b = b_buf[b_idx] if k else np.zeros((0, n), b_buf.dtype)
+        if np.iscomplexobj(a_buf):
+            a = a.real + 1j * a.imag * p["a_sign"]
+            b = b.real + 1j * b.imag * p["b_sign"]
+        out_idx = job * m * n + cols * m + rows
+        c_buf[out_idx] = a.astype(np.complex128 if np.iscomplexobj(a) else np.float64) @ b
+        if tiled:
+            for name, fast_is_k, vec, idx in (
+                    ("a", const["A_K_FAST"] == "true", const["VEC_A"] == "true", a_idx),
+                    ("b", const["B_K_FAST"] == "true", const["VEC_B"] == "true", b_idx.T)):
+                if not vec:
+                    continue
+                # idx is [M or N, K]. Groups of 4 start at multiples of 4 along the fast axis
+                # (tile origins are multiples of BK, BM and BN); a whole group is one load.
+                full = idx[:, 0: (k // 4) * 4: 4] if fast_is_k else \
+                    idx[0: (idx.shape[0] // 4) * 4: 4, :]
+                trace.vec4_starts.extend((name, int(i)) for i in full.ravel())
+    trace.gemm_jobs.append(ranges)
+
+
+def _strided_copy(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
+    w = launch.words
+    size, rank, offset = w[0], w[1], signed(w[2])
+    dims, strides = w[3: 3 + rank], [signed(s) for s in w[3 + rank: 3 + 2 * rank]]
+    f = np.arange(size)
+    rest, index = f.copy(), np.full(size, offset)
+    for d, s in zip(dims, strides):
+        index += (rest % d) * s
+        rest //= d
+    x, y, _ = launch.grid
+    per_group = 1024 if launch.key.name == "copy_strided_bytes" else 256
+    assert x * y * per_group >= size, "grid misses elements"
+    src, dst = (bufs[s] for s in launch.buffers)
+    dst[f] = src[index]
+    trace.writes.append(f)
+
+
+def _tiled_transpose(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
+    d0, d1, offset, tiles_j, tiles_i, batch = launch.words
+    x, y, _ = launch.grid
+    group = np.arange(x * y)[:, None, None]
+    ly, lx = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+    b = group // (tiles_j * tiles_i)
+    t = group % (tiles_j * tiles_i)
+    j0, i0 = (t % tiles_j) * 16, (t // tiles_j) * 16
+    # The read of (i0 + ly, j0 + lx) lands in the tile; the write takes (wi, wj) = (i0+lx, j0+ly)
+    wi, wj = i0 + lx, j0 + ly
+    ok = (b < batch) & (wi < d0) & (wj < d1)
+    src, dst = (bufs[s] for s in launch.buffers)
+    base = b * d0 * d1
+    dst_idx = (base + wj * d0 + wi)[ok]
+    dst[dst_idx] = src[(offset + base + wi * d1 + wj)[ok]]
+    trace.writes.append(dst_idx)
+
+
+def _reduce(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
+    size, chunks = launch.words
+    partial, out = (bufs[s] for s in launch.buffers)
+    out[:size] = partial[: size * chunks].reshape(chunks, size).sum(axis=0)
+
+
+KERNELS = {"gemm_tiled": _gemm, "gemm_blocked": _gemm, "copy_strided": _strided_copy,
+           "copy_strided_bytes": _strided_copy, "transpose_tiled": _tiled_transpose,
+           "reduce_chunks": _reduce}
+
+
+def run_program(program: Program, inputs: list[np.ndarray], out_dtype) -> tuple[np.ndarray,
+                                                                                   Trace]:
+    """Interpret ``program`` over flat element buffers; returns the output buffer. Byte
+    offsets of buffer copies and clears are converted with the element size."""
+    dtype = np.dtype(out_dtype)
+    itemsize = dtype.itemsize
+    # Unwritten elements stand out: NaN, or the most negative integer.
+    fill = np.nan if dtype.kind in "fc" else (np.iinfo(dtype).min if dtype.kind == "i" else 0)
+    out = np.full(program.output_bytes // itemsize, fill, dtype)
+    temps = [np.full(size // itemsize, fill, dtype) for size in program.temps]
+    bufs = [*inputs, out, *temps]
+    trace = Trace()
+    for o in program.ops:
+        if isinstance(o, Launch):
+            KERNELS[o.key.name](o, bufs, trace)
+        elif isinstance(o, BufferCopy):
+            assert o.src_offset % itemsize == 0 and o.size % itemsize == 0
+            s, d, n = o.src_offset // itemsize, o.dst_offset // itemsize, o.size // itemsize
+            bufs[o.dst][d: d + n] = bufs[o.src][s: s + n]
+            trace.writes.append(np.arange(d, d + n))
+        elif isinstance(o, Clear):
+            bufs[o.slot][o.offset // itemsize: (o.offset + o.size) // itemsize] = 0
+    return out, trace
