@@ -22,11 +22,19 @@ PACKAGE_FILES := pyproject.toml README.md $(shell find src js wgsl -type f -not 
 BROWSER_ARGS := --dist-dir=$(PYODIDE_DIST) --runner selenium --rt chrome
 export SE_OFFLINE := true
 
-.PHONY: help demo test lint test-host test-browser bench lite dist wheel clean
+# Chrome's WebGPU (Dawn) in Node.js runs on this Vulkan driver: Chromium's SwiftShader here.
+DAWN_ICD ?= /usr/lib/chromium/vk_swiftshader_icd.json
+DAWN_NODE := VK_ICD_FILENAMES=$(DAWN_ICD) node --import ./tools/dawn_host.mjs
+# The browser tests that also run in Node.js + Dawn (the Chromium-only ones stay in Chromium).
+DAWN_TESTS := tests/browser/test_dot_general.py tests/browser/test_einsum.py \
+              tests/browser/test_fuzz.py
+
+.PHONY: help demo test lint test-host test-browser test-dawn bench lite dist wheel clean fuzz
 
 help:
 	@echo "make demo    run the demo page in headless Chromium on its WebGPU adapter (SERVE=1: serve it)"
-	@echo "make test    run every test: host (plain CPython) and browser (Pyodide + WebGPU)"
+	@echo "make test    run every test: host (plain CPython), browser (Pyodide in Chromium on"
+	@echo "             WebGPU) and Dawn (Pyodide in Node.js on Chrome's WebGPU)"
 	@echo "make bench   run the benchmarks and write bench/results/*.json"
 
 $(STAMPS)/system: tools/setup_system.sh
@@ -89,16 +97,37 @@ demo: $(SITE)/index.html
 	$(PY) tools/demo.py $(SITE) $(if $(SERVE),--serve $(or $(PORT),8000))
 
 lint: $(STAMPS)/venv
-	$(PY) -m ruff check src tests tools
+	$(PY) -m ruff check src tests tools bench
 
-test-host: $(WHEEL)
+# The package as the host lanes import it (wgsl/ and js/ are package data of the wheel).
+$(STAMPS)/installed: $(WHEEL)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(WHEEL)
+	@touch $@
+
+test-host: $(STAMPS)/installed
 	$(PY) -m pytest tests/host tests/native -q
+
+# The kernel fuzz, both kernel families: make fuzz N=5000 SEED=7, one case as a failure's
+# reproducer names it (make fuzz SEED=7 CASE=123), LANE=dawn for Pyodide in Node.js + Dawn.
+FUZZ_ARGS = --seed $(or $(SEED),20261203) $(if $(CASE),--case $(CASE),--count $(or $(N),1000)) \
+            $(if $(KERNELS),--kernels $(KERNELS))
+ifeq ($(LANE),dawn)
+fuzz: $(PYODIDE_DIST)/pyodide-lock.json
+	$(DAWN_NODE) tools/dawn_run.mjs $(PYODIDE_DIST) --module tests/fuzz/kernel_fuzz.py \
+	    --module tools/fuzz.py fuzz:main $(FUZZ_ARGS)
+else
+fuzz: $(STAMPS)/installed
+	PYTHONPATH=tests/fuzz $(PY) tools/fuzz.py $(FUZZ_ARGS)
+endif
 
 test-browser: $(SITE)/index.html $(LITE)/index.html
 	$(PY) -m pytest tests/browser $(BROWSER_ARGS)
 
-test: lint test-host test-browser
+# The dot_general, einsum and fuzz browser tests in Pyodide on Node.js + Dawn.
+test-dawn: $(PYODIDE_DIST)/pyodide-lock.json
+	VK_ICD_FILENAMES=$(DAWN_ICD) $(PY) -m pytest $(DAWN_TESTS) --dist-dir=$(PYODIDE_DIST) --rt node
+
+test: lint test-host test-browser test-dawn
 
 clean:
 	rm -rf $(BUILD) $(VENV) node_modules .cache

@@ -89,7 +89,8 @@ export class DeviceContext {
       isFallbackAdapter: Boolean(info.isFallbackAdapter ?? this.adapter.isFallbackAdapter),
       features: [...this.device.features].sort(),
       limits,
-      context: typeof globalThis.document === "undefined" ? "worker" : "window",
+      context: typeof globalThis.document !== "undefined" ? "window"
+        : globalThis.process?.versions?.node ? "node" : "worker",
     };
   }
 

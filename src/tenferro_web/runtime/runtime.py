@@ -63,7 +63,7 @@ class AdapterInfo:
     is_fallback: bool
     features: tuple[str, ...]
     limits: dict
-    context: str  # "window" or "worker" (browser), "native" (wgpu-native)
+    context: str  # "window" or "worker" (browser), "node" (Node.js + Dawn), "native" (wgpu-native)
 
     @property
     def is_cpu(self) -> bool:

@@ -7,6 +7,7 @@ fills in place (one copy each way).
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Coroutine
 from importlib.resources import files
 from typing import Any
@@ -27,21 +28,16 @@ def in_browser() -> bool:
 
 
 async def load_bridge() -> Any:
-    """Import the bridge once per interpreter, from the wheel's copy, through a Blob URL."""
+    """Import the bridge once per interpreter, from the wheel's copy, as a ``data:`` URL module:
+    a form of ``import()`` that pages, Web Workers and Node.js all support (Node cannot import
+    Blob URLs)."""
     global _bridge_module
     if _bridge_module is None:
         from pyodide.code import run_js
-        from pyodide.ffi import to_js
 
-        import js
-
-        source = (files("tenferro_web") / "js" / "bridge.mjs").read_text(encoding="utf-8")
-        options = to_js({"type": "text/javascript"}, dict_converter=js.Object.fromEntries)
-        url = js.URL.createObjectURL(js.Blob.new(to_js([source]), options))
-        try:
-            _bridge_module = await run_js("(url) => import(url)")(url)
-        finally:
-            js.URL.revokeObjectURL(url)
+        source = (files("tenferro_web") / "js" / "bridge.mjs").read_bytes()
+        url = "data:text/javascript;base64," + base64.b64encode(source).decode("ascii")
+        _bridge_module = await run_js("(url) => import(url)")(url)
     return _bridge_module
 
 

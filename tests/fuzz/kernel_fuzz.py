@@ -1,0 +1,285 @@
+"""A seeded fuzz of the real kernels against numpy, exact on small-integer data.
+
+Case ``i`` of seed ``s`` is generated from ``numpy.random.default_rng([s, i])`` alone, so any
+case is reproduced by its (seed, index) pair on any lane. A case is a dot_general (ranks 1-4,
+batch axes anywhere, views with offsets, padding and negative strides, conj, F32 and C32, K
+around the split-K threshold and not a multiple of 4, M and N around every tile edge), a
+transpose, a compaction of a view, or an einsum. Each case runs on every runtime given (one per
+kernel family) and must equal numpy bit for bit: operands are integers in [-4, 4], so every
+partial sum is an exact integer in f32 whatever the summation order.
+
+The same module runs in CPython (native lane) and inside Pyodide (Chromium, Node + Dawn), so
+it only awaits ``download()`` and never blocks.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import tenferro_web as tw
+
+# Where kernel selection changes: split-K (lowering/gemm.py) and the output tile edges of both
+# kernel families (tiled 64 and 128, blocked 8*TM and 8*TN).
+# K at split-K's threshold (8192) and past it; multiples of 4 whose chunks are not (9004 in 8
+# chunks of 1125.5) and lengths that are not multiples of 4 at all.
+SPLIT_K = (8192, 8196, 9004, 8200, 12_292, 16_388, 8191, 8193, 12_289, 16_387)
+TILE_EDGES = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 66, 127, 128, 129, 130)
+KINDS = ("dot",) * 12 + ("transpose",) * 3 + ("compact",) * 2 + ("einsum",) * 3
+LETTERS = "abcdefghij"
+# The lane a reproducer names: Pyodide runs the browser transport (Chromium, or Node + Dawn).
+LANE = "dawn" if sys.platform == "emscripten" else "native"
+
+
+@dataclass
+class Case:
+    seed: int
+    index: int
+    kind: str
+    description: str
+    run: object = field(repr=False)  # async (runtime) -> (got, want)
+
+    @property
+    def reproducer(self) -> str:
+        return (f"make fuzz SEED={self.seed} CASE={self.index} LANE={LANE}  # {self.kind}: "
+                f"{self.description}")
+
+
+def ints(rng: np.random.Generator, size: int, dtype: np.dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size) > 0
+    data = rng.integers(-4, 5, size).astype(np.float64)
+    if dtype.kind == "c":
+        data = data + 1j * rng.integers(-4, 5, size)
+    return data.astype(dtype)
+
+
+def strided_view(rng: np.random.Generator, shape: tuple[int, ...]):
+    """(strides, offset, backing length) of a view of ``shape``: axes laid out in a random
+    order with padding, some reversed, at an offset."""
+    strides = [0] * len(shape)
+    step = int(rng.choice([1, 1, 1, 2]))
+    for axis in rng.permutation(len(shape)):
+        strides[axis] = step
+        step *= shape[axis] + int(rng.choice([0, 0, 0, 1, 3]))
+    lead = int(rng.choice([0, 0, 1, 4, 7]))
+    offset = lead
+    for axis, d in enumerate(shape):
+        if d > 1 and rng.random() < 0.2:
+            offset += (d - 1) * strides[axis]
+            strides[axis] = -strides[axis]
+    return tuple(strides), offset, lead + step + int(rng.choice([0, 5]))
+
+
+def gather(flat: np.ndarray, shape, strides, offset) -> np.ndarray:
+    index = np.full(shape, offset, np.int64)
+    for axis, (d, s) in enumerate(zip(shape, strides)):
+        along = [1] * len(shape)
+        along[axis] = d
+        index = index + np.arange(d).reshape(along) * s
+    return flat[index]
+
+
+class Operand:
+    """A host backing array and a view of it; ``device`` puts the same view on a runtime."""
+
+    def __init__(self, rng, shape, dtype, as_view: bool):
+        self.shape = tuple(int(d) for d in shape)
+        if as_view:
+            self.strides, self.offset, backing = strided_view(rng, self.shape)
+        else:
+            self.strides = tuple(int(s) for s in np.cumprod((1, *self.shape[:-1]))) \
+                if self.shape else ()
+            self.offset, backing = 0, int(np.prod(self.shape, dtype=np.int64))
+        self.flat = ints(rng, backing, dtype)
+        self.as_view = as_view
+
+    @property
+    def host(self) -> np.ndarray:
+        return gather(self.flat, self.shape, self.strides, self.offset)
+
+    def device(self, rt):
+        if not self.as_view:
+            return rt.upload(self.host)
+        return rt.upload(self.flat).view(self.shape, self.strides, self.offset)
+
+    def __repr__(self) -> str:
+        if not self.as_view:
+            return f"{self.shape}"
+        return f"{self.shape}@strides{self.strides}+{self.offset}"
+
+
+def einsum_ref(spec: str, *arrays) -> np.ndarray:
+    wide = [a.astype(np.complex128 if np.iscomplexobj(a) else np.float64) for a in arrays]
+    return np.einsum(spec, *wide)
+
+
+def dot_case(rng: np.random.Generator):
+    regime = rng.choice(["small", "tiles", "split", "batched"], p=[0.35, 0.3, 0.2, 0.15])
+    # 16-byte loads are an f32 variant: most split-K cases are f32 and compact.
+    dtype = np.dtype(rng.choice(["float32", "complex64"], p=[0.75, 0.25] if regime == "split"
+                                else [0.5, 0.5]))
+    views = 0.25 if regime == "split" else 0.4
+    if regime == "split":
+        k_ext = [int(rng.choice(SPLIT_K)) + int(rng.choice([0, 0, 0, 0, -1, 1, -4, 4]))]
+        # Outputs around split-K's size limit (4096 elements); 64 x 64 is the one output that
+        # is both split and tiled on GPUs.
+        m, n = [(64, 64), (64, 65), (65, 63), (63, 65), (1, 1), (3, 2), (1, 64), (17, 5)][
+            int(rng.choice(8, p=[0.35, 0.1, 0.1, 0.05, 0.1, 0.1, 0.1, 0.1]))]
+        free_l, free_r, batch = [m], [n], []
+    elif regime == "tiles":
+        free_l, free_r = [int(rng.choice(TILE_EDGES))], [int(rng.choice(TILE_EDGES))]
+        k_ext, batch = [int(rng.integers(1, 40))], []
+        if rng.random() < 0.3:  # split a free group over two axes
+            free_l = [free_l[0], int(rng.integers(1, 4))]
+    elif regime == "batched":
+        free_l, free_r = [int(rng.choice(TILE_EDGES[:12]))], [int(rng.choice(TILE_EDGES[:12]))]
+        k_ext, batch = [int(rng.integers(1, 12))], [int(rng.integers(2, 40))]
+        if rng.random() < 0.3:  # many small products at once: 128x128 tiles on GPUs
+            free_l, free_r, batch = [129], [129], [64]
+    else:
+        free_l = [int(rng.integers(1, 7)) for _ in range(rng.integers(0, 3))]
+        free_r = [int(rng.integers(1, 7)) for _ in range(rng.integers(0, 3))]
+        k_ext = [int(rng.integers(1, 9)) for _ in range(rng.integers(0, 3))]
+        batch = [int(rng.integers(1, 4)) for _ in range(rng.integers(0, 2))]
+    # Ranks 1-4 (rank 0 happens when every group is empty; dot_general needs rank >= 0 anyway).
+    roles_l = [("f", d) for d in free_l] + [("k", i) for i in range(len(k_ext))] + \
+        [("b", i) for i in range(len(batch))]
+    roles_r = [("k", i) for i in range(len(k_ext))] + [("b", i) for i in range(len(batch))] + \
+        [("f", d) for d in free_r]
+    roles_l = [roles_l[i] for i in rng.permutation(len(roles_l))]
+    roles_r = [roles_r[i] for i in rng.permutation(len(roles_r))]
+
+    def layout(roles):
+        shape = [d if r == "f" else (k_ext[d] if r == "k" else batch[d]) for r, d in roles]
+        kpos = {d: a for a, (r, d) in enumerate(roles) if r == "k"}
+        bpos = {d: a for a, (r, d) in enumerate(roles) if r == "b"}
+        return shape, [kpos[i] for i in range(len(k_ext))], [bpos[i] for i in range(len(batch))]
+
+    lshape, lc, lb = layout(roles_l)
+    rshape, rc, rb = layout(roles_r)
+    lhs = Operand(rng, lshape, dtype, as_view=rng.random() < views)
+    rhs = Operand(rng, rshape, dtype, as_view=rng.random() < views)
+    lconj, rconj = (bool(rng.random() < 0.5), bool(rng.random() < 0.5)) if dtype.kind == "c" \
+        else (False, False)
+
+    async def run(rt):
+        got = await tw.dot_general_with_conj(lhs.device(rt), rhs.device(rt), lc, rc, lb, rb,
+                                             lconj, rconj).download()
+        return got, dot_reference(lhs.host, rhs.host, lc, rc, lb, rb, lconj, rconj)
+
+    conj = f", conj=({lconj}, {rconj})" if dtype.kind == "c" else ""
+    text = (f"{dtype.name} dot_general({lhs!r}, {rhs!r}, lc={lc}, rc={rc}, lb={lb}, rb={rb}"
+            f"{conj})")
+    return text, run
+
+
+def dot_reference(lhs, rhs, lc, rc, lb, rb, lconj, rconj) -> np.ndarray:
+    ls, rs = [None] * lhs.ndim, [None] * rhs.ndim
+    symbols = iter("abcdefghijklmnop")
+    for a, b in [*zip(lc, rc), *zip(lb, rb)]:
+        ls[a] = rs[b] = next(symbols)
+    lf = [a for a in range(lhs.ndim) if ls[a] is None]
+    rf = [b for b in range(rhs.ndim) if rs[b] is None]
+    for a in lf:
+        ls[a] = next(symbols)
+    for b in rf:
+        rs[b] = next(symbols)
+    out = "".join([ls[a] for a in lf] + [rs[b] for b in rf] + [ls[a] for a in lb])
+    lhs = np.conj(lhs) if lconj else lhs
+    rhs = np.conj(rhs) if rconj else rhs
+    return einsum_ref(f"{''.join(ls)},{''.join(rs)}->{out}", lhs, rhs).astype(lhs.dtype)
+
+
+def copy_case(rng: np.random.Generator, transpose: bool):
+    dtype = np.dtype(rng.choice(["float32", "int32", "complex64", "bool"]))
+    rank = int(rng.integers(1, 5))
+    extents = (1, 2, 3, 5, 15, 16, 17, 33, 70)
+    shape = [int(rng.choice(extents)) for _ in range(rank)]
+    while np.prod(shape) > 60_000:
+        shape[int(np.argmax(shape))] = 3
+    src = Operand(rng, shape, dtype, as_view=not transpose or rng.random() < 0.5)
+    perm = [int(p) for p in rng.permutation(rank)]
+
+    async def run(rt):
+        x = src.device(rt)
+        if transpose:
+            return await tw.transpose(x, perm).download(), np.transpose(src.host, perm)
+        return await tw.to_contiguous(x).download(), src.host
+
+    what = f"transpose({src!r}, {perm})" if transpose else f"to_contiguous({src!r})"
+    return f"{dtype.name} {what}", run
+
+
+def einsum_case(rng: np.random.Generator):
+    dtype = np.dtype(rng.choice(["float32", "complex64"]))
+    n_ops = int(rng.integers(2, 5))
+    n_labels = int(rng.integers(2, 7))
+    labels = LETTERS[:n_labels]
+    sizes = {lab: int(rng.choice([1, 2, 3, 4, 5, 7, 9, 16, 17, 33])) for lab in labels}
+    terms = [[str(x) for x in rng.choice(list(labels), size=min(n_labels, rng.integers(1, 4)),
+                                         replace=False)] for _ in range(n_ops)]
+    counts = {lab: sum(lab in t for t in terms) for lab in labels}
+    used = [lab for lab in labels if counts[lab]]
+    # A label summed from one operand only is a reduction (not on WebGPU): keep those.
+    output = [lab for lab in used if counts[lab] == 1 or rng.random() < 0.25]
+    output = [output[i] for i in rng.permutation(len(output))]
+    spec = ",".join("".join(t) for t in terms) + "->" + "".join(output)
+    operands = [Operand(rng, [sizes[lab] for lab in t], dtype, as_view=rng.random() < 0.3)
+                for t in terms]
+
+    async def run(rt):
+        got = await tw.einsum(spec, *(o.device(rt) for o in operands))
+        return await got.download(), \
+            einsum_ref(spec, *(o.host for o in operands)).astype(dtype)
+
+    return f"{dtype.name} einsum({spec!r}, {', '.join(map(repr, operands))})", run
+
+
+def make_case(seed: int, index: int) -> Case:
+    rng = np.random.default_rng([seed, index])
+    kind = str(rng.choice(KINDS))
+    if kind == "dot":
+        text, run = dot_case(rng)
+    elif kind in ("transpose", "compact"):
+        text, run = copy_case(rng, kind == "transpose")
+    else:
+        text, run = einsum_case(rng)
+    return Case(seed, index, kind, text, run)
+
+
+def mismatch(got: np.ndarray, want: np.ndarray) -> str | None:
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"got {got.dtype}{got.shape}, want {want.dtype}{want.shape}"
+    if np.array_equal(got, want):
+        return None
+    wrong = np.flatnonzero((got != want).reshape(-1))
+    diff = np.abs(got.astype(np.complex128) - want.astype(np.complex128)).max()
+    return f"{wrong.size} of {got.size} elements differ (max abs error {diff:g})"
+
+
+async def run_fuzz(runtimes: dict, seed: int, count: int, start: int = 0,
+                   log=print) -> list[str]:
+    """Run cases ``start .. start+count-1`` on every runtime; returns one reproducer line per
+    failure (and logs it at once)."""
+    failures: list[str] = []
+    began = time.perf_counter()
+    for index in range(start, start + count):
+        case = make_case(seed, index)
+        for family, rt in runtimes.items():
+            try:
+                got, want = await case.run(rt)
+                problem = mismatch(got, want)
+            except Exception as error:  # a typed error here is a failure too: report it
+                problem = f"raised {type(error).__name__}: {error}"
+            if problem:
+                line = f"FAIL [{family}] {problem}: {case.reproducer}"
+                failures.append(line)
+                log(line)
+    log(f"fuzz: {count} cases x {len(runtimes)} kernel families, seed {seed}: "
+        f"{len(failures)} failures in {time.perf_counter() - began:.1f} s")
+    return failures
