@@ -29,7 +29,8 @@ DAWN_NODE := VK_ICD_FILENAMES=$(DAWN_ICD) node --import ./tools/dawn_host.mjs
 DAWN_TESTS := tests/browser/test_dot_general.py tests/browser/test_einsum.py \
               tests/browser/test_fuzz.py
 
-.PHONY: help demo test lint test-host test-browser test-dawn bench lite dist wheel clean fuzz
+.PHONY: help demo test lint test-host test-browser test-dawn bench lite dist wheel clean fuzz \
+        h200-bundle
 
 help:
 	@echo "make demo    run the demo page in headless Chromium on its WebGPU adapter (SERVE=1: serve it)"
@@ -92,6 +93,10 @@ $(BENCH_SITE)/index.html: $(wildcard bench/page/*) bench/browser_bench.py $(PYOD
 
 bench: $(BENCH_SITE)/index.html
 	$(PY) bench/run_browser.py $(BENCH_SITE) $(if $(QUICK),--quick)
+
+# What bench/h200.py needs on the lent H200 (the device tool carries build/h200).
+h200-bundle: $(PYODIDE_DIST)/pyodide-lock.json $(STAMPS)/npm
+	$(PY) tools/h200_bundle.py --wheel $(WHEEL)
 
 demo: $(SITE)/index.html
 	$(PY) tools/demo.py $(SITE) $(if $(SERVE),--serve $(or $(PORT),8000))

@@ -1,0 +1,36 @@
+"""The GEMM cases every lane of the benchmark runs, and their operands (no GPU code here: the
+H200 run's host process uses it for torch alike)."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+# (name, m, n, k, batch, dtype, r): square f32, C32, and 64 batched 512^3 products.
+CASES = (
+    ("f32 1024", 1024, 1024, 1024, 1, "float32", 20),
+    ("f32 2048", 2048, 2048, 2048, 1, "float32", 20),
+    ("f32 4096", 4096, 4096, 4096, 1, "float32", 10),
+    ("f32 8192", 8192, 8192, 8192, 1, "float32", 4),
+    ("c32 4096", 4096, 4096, 4096, 1, "complex64", 4),
+    ("f32 batch 64x512", 512, 512, 512, 64, "float32", 10),
+)
+QUICK = (("f32 256", 256, 256, 256, 1, "float32", 5),
+         ("c32 128", 128, 128, 128, 1, "complex64", 5),
+         ("f32 batch 8x64", 64, 64, 64, 8, "float32", 5))
+TRIALS = 5
+
+
+def operands(name: str, m: int, n: int, k: int, batch: int, dtype: str):
+    """Column-major [m, k, batch] and [k, n, batch] values (batch axes last, every matrix
+    compact), the layout this package prefers; torch gets the same values as [batch, m, k]."""
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    shapes = ((m, k, batch), (k, n, batch)) if batch > 1 else ((m, k), (k, n))
+    out = []
+    for shape in shapes:
+        x = rng.standard_normal(shape, np.float32)
+        if dtype == "complex64":
+            x = (x + 1j * rng.standard_normal(shape, np.float32)).astype(np.complex64)
+        out.append(np.asfortranarray(x))
+    return out

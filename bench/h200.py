@@ -1,0 +1,204 @@
+"""The real-GPU run (the `device` tool's H200): both transports of this package on the GPU, and
+cuBLAS in the same run. Self-contained: everything it needs is in the bundle that
+`make h200-bundle` writes to build/h200 (a Node.js binary from npm, Dawn for Node, a pruned
+Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
+
+    python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick]
+
+1. Vulkan: Debian's loader and libglvnd, unpacked into a private folder (LD_LIBRARY_PATH); the
+   NVIDIA ICD at /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
+2. Dawn (Chrome's WebGPU) in Node.js, driving Pyodide + this package's browser transport: the
+   adapter's info, features and limits, the kernel fuzz on both kernel families, the GEMM cases.
+3. wgpu-native in CPython (the native transport): the same fuzz and GEMM cases.
+4. torch.matmul / torch.bmm (cuBLAS, TF32 off) on the same cases with the same timing rule.
+Prints a table of ratios and writes DIR/h200-lanes.json and one log per step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from gemm_cases import CASES, QUICK, TRIALS, operands  # noqa: E402
+
+NVIDIA_ICD = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"
+FUZZ_SEED = 20261205
+
+
+def unpack(bundle: Path, work: Path) -> dict[str, str]:
+    """Unpack the bundle into ``work``; returns the environment the lanes run in."""
+    libs = work / "vulkan"
+    for deb in sorted((bundle / "debs").glob("*.deb")):
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(libs)], check=True)
+    for packed in ("node", "webgpu/dist/linux-x64/dawn.node"):
+        target = work / packed
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(lzma.decompress((bundle / f"{packed}.xz").read_bytes()))
+        target.chmod(0o755)
+    for name in ("index.js", "package.json"):
+        shutil.copy(bundle / "webgpu" / name, work / "webgpu" / name)
+    # dawn_host.mjs imports "webgpu": resolvable from a node_modules folder above it.
+    (work / "node_modules").mkdir(exist_ok=True)
+    (work / "node_modules" / "webgpu").symlink_to(work / "webgpu")
+    shutil.copy(ROOT / "tools" / "dawn_host.mjs", work / "dawn_host.mjs")
+    with tarfile.open(bundle / "pyodide.tar.xz") as tar:
+        tar.extractall(work / "pyodide", filter="data")
+    site = work / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                    "--no-compile", "--target", str(site),
+                    *map(str, sorted((bundle / "wheels").glob("*.whl")))], check=True)
+    env = dict(os.environ)
+    lib_dirs = [str(p) for p in libs.glob("usr/lib/x86_64-linux-gnu")]
+    env["LD_LIBRARY_PATH"] = ":".join([*lib_dirs, env.get("LD_LIBRARY_PATH", "")])
+    env["VK_ICD_FILENAMES"] = NVIDIA_ICD
+    env["PYTHONPATH"] = ":".join([str(site), str(ROOT / "tests" / "fuzz")])
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def run_logged(cmd: list[str], env: dict, log: Path, timeout: int) -> tuple[int, str]:
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                              cwd=ROOT)
+        code, text = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as error:
+        code, text = 124, f"{error.stdout or ''}{error.stderr or ''}\nTIMEOUT after {timeout} s"
+    text = "\n".join(line for line in text.splitlines() if "XDG_RUNTIME_DIR" not in line)
+    log.write_text(f"$ {' '.join(cmd)}\n{text}\n(exit {code}, "
+                   f"{time.perf_counter() - started:.1f} s)\n")
+    tail = "\n".join(text.splitlines()[-6:])
+    print(f"[{log.stem}] exit {code} in {time.perf_counter() - started:.0f} s\n{tail}",
+          flush=True)
+    return code, text
+
+
+def result_of(text: str) -> dict | None:
+    lines = [line for line in text.splitlines() if line.startswith("RESULT ")]
+    return json.loads(lines[-1][len("RESULT "):]) if lines else None
+
+
+def fuzz_summary(code: int, text: str) -> dict:
+    found = re.findall(r"fuzz: (\d+) cases x (\d+) kernel families, seed (\d+): (\d+) failures",
+                       text)
+    failures = [line for line in text.splitlines() if line.startswith("FAIL ")]
+    if not found:
+        return {"exit": code, "error": text.splitlines()[-3:] if text else "no output"}
+    cases, families, seed, failed = map(int, found[-1])
+    return {"exit": code, "cases": cases, "families": families, "seed": seed,
+            "failures": failed, "failure_lines": failures[:50]}
+
+
+def time_torch(cases) -> list[dict]:
+    import numpy as np
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    rows = []
+    for name, m, n, k, batch, dtype, reps in cases:
+        a, b = operands(name, m, n, k, batch, dtype)
+        if batch > 1:  # the same values as [batch, m, k] row-major
+            a, b = np.moveaxis(a, 2, 0), np.moveaxis(b, 2, 0)
+        ta, tb = torch.from_numpy(np.ascontiguousarray(a)).cuda(), \
+            torch.from_numpy(np.ascontiguousarray(b)).cuda()
+        fn = torch.bmm if batch > 1 else torch.matmul
+        fn(ta, tb)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(TRIALS):  # the same rule as ours: r products, one wait, median of 5
+            start = time.perf_counter()
+            outs = [fn(ta, tb) for _ in range(reps)]
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - start) / reps)
+            del outs
+        seconds = statistics.median(times)
+        flops = (8 if dtype == "complex64" else 2) * m * n * k * batch
+        rows.append({"case": name, "seconds": seconds, "gflops": round(flops / seconds / 1e9, 1)})
+        print(f"cuBLAS {name:<20}{rows[-1]['gflops']:>12,.1f} GFLOP/s", flush=True)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/tenferro-h200"))
+    parser.add_argument("--fuzz", type=int, default=500, help="fuzz cases per lane")
+    parser.add_argument("--quick", action="store_true", help="small GEMM cases (a smoke run)")
+    parser.add_argument("--icd", default=NVIDIA_ICD)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    env = unpack(args.bundle.resolve(), args.work)
+    env["VK_ICD_FILENAMES"] = args.icd
+    node = [str(args.work / "node"), f"--import={args.work / 'dawn_host.mjs'}",
+            str(ROOT / "tools" / "dawn_run.mjs"), str(args.work / "pyodide")]
+    gemm_args = ["--quick"] if args.quick else []
+    fuzz_args = ["--seed", str(FUZZ_SEED), "--count", str(args.fuzz)]
+    report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv)}
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True)
+        report["nvidia_smi"] = smi.stdout.strip()
+    except FileNotFoundError:
+        report["nvidia_smi"] = None
+    steps = {
+        "dawn-fuzz": node + ["--module", str(ROOT / "tests/fuzz/kernel_fuzz.py"), "--module",
+                             str(ROOT / "tools/fuzz.py"), "fuzz:main", *fuzz_args],
+        "dawn-gemm": node + ["--module", str(ROOT / "bench/gemm_cases.py"), "--module",
+                             str(ROOT / "bench/gemm_lane.py"), "gemm_lane:main", *gemm_args],
+        "native-fuzz": [sys.executable, str(ROOT / "tools/fuzz.py"), *fuzz_args],
+        "native-gemm": [sys.executable, str(ROOT / "bench/gemm_lane.py"), *gemm_args],
+    }
+    for step, cmd in steps.items():
+        code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
+        report[step] = fuzz_summary(code, text) if step.endswith("fuzz") else \
+            (result_of(text) or {"exit": code, "error": text.splitlines()[-5:]})
+    try:
+        import torch
+
+        report["torch"] = {"version": torch.__version__, "gpu": torch.cuda.get_device_name(),
+                           "rows": time_torch(QUICK if args.quick else CASES)}
+    except Exception as error:  # no torch or no CUDA: the lanes' figures still stand
+        report["torch"] = {"error": f"{type(error).__name__}: {error}"}
+    (args.out / "h200-lanes.json").write_text(json.dumps(report, indent=1))
+    print_table(report)
+    return 0
+
+
+def print_table(report: dict) -> None:
+    cublas = {r["case"]: r["gflops"] for r in report.get("torch", {}).get("rows", [])}
+    print(f"\n{'case':<20}{'Dawn GFLOP/s':>14}{'ratio':>7}{'native GFLOP/s':>16}{'ratio':>7}"
+          f"{'cuBLAS GFLOP/s':>16}")
+    lanes = [report.get("dawn-gemm") or {}, report.get("native-gemm") or {}]
+    names = [r["case"] for r in (lanes[0].get("rows") or lanes[1].get("rows") or [])]
+    for name in names:
+        cells = []
+        for lane in lanes:
+            rate = next((r["gflops"] for r in lane.get("rows", []) if r["case"] == name), None)
+            ratio = rate / cublas[name] if rate and cublas.get(name) else None
+            cells.append(f"{rate or 0:>14,.0f}{ratio or 0:>7.3f}")
+        print(f"{name:<20}{cells[0]}{cells[1]:>23}{cublas.get(name, 0):>16,.0f}")
+    for step in ("dawn-fuzz", "native-fuzz"):
+        s = report.get(step, {})
+        print(f"{step}: {s.get('cases')} cases x {s.get('families')} families, "
+              f"{s.get('failures')} failures (exit {s.get('exit')})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
