@@ -102,7 +102,7 @@ async def run(quick, log):
     rt = await tw.WebGpuRuntime.create()
     a = rt.adapter
     log(f"adapter {a.vendor}/{a.architecture}, kernels "
-        f"{'cpu' if rt.state.profile.cpu else 'gpu'}")
+        f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
     sizes = [(256, 5), (512, 3)] if quick else [(256, 7), (512, 5), (1024, 3), (2048, 1)]
     rows = []
     for size, reps in sizes:

@@ -102,7 +102,7 @@ async def main(argv: list[str]) -> int:
         "lane": lane, "adapter": {"vendor": a.vendor, "architecture": a.architecture,
                                   "device": a.device, "description": a.description,
                                   "features": list(a.features), "limits": a.limits},
-        "kernels": "cpu" if rt.state.profile.cpu else "gpu", "rows": rows}), flush=True)
+        "kernels": "cpu" if rt.device.profile.cpu else "gpu", "rows": rows}), flush=True)
     return 0
 
 

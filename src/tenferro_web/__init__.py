@@ -14,6 +14,17 @@ Everything outside the supported subset raises a typed error; nothing falls back
 
 from __future__ import annotations
 
+from .api import (
+    default_runtime,
+    dot_general,
+    dot_general_with_conj,
+    einsum,
+    einsum_path,
+    einsum_sync,
+    to_contiguous,
+    transpose,
+    webgpu_available,
+)
 from .config import CONFIG, event_domain_driver, transfer_between_runtimes
 from .dtypes import DType
 from .errors import (
@@ -44,9 +55,8 @@ from .errors import (
     ViewOutOfBounds,
 )
 from .planning.einsum_plan import EinsumPlan
-from .runtime.einsum import einsum, einsum_path, einsum_sync
-from .runtime.ops import dot_general, dot_general_with_conj, to_contiguous, transpose
-from .runtime.runtime import AdapterInfo, RuntimeIdentity, WebGpuRuntime
+from .runtime.device import AdapterInfo, RuntimeIdentity
+from .runtime.runtime import WebGpuRuntime
 from .runtime.tensor import (
     AllocationDomainId,
     DeviceId,
@@ -79,25 +89,6 @@ __all__ = [
     "MappingSpanError", "BackendFailure", "DeviceLost",
     *UNSUPPORTED_OPS,
 ]
-
-_default_runtime: WebGpuRuntime | None = None
-
-
-async def webgpu_available() -> bool:
-    """True when this context offers a WebGPU adapter (never raises)."""
-    from .transport.browser import BrowserTransport
-
-    return await BrowserTransport.available()
-
-
-async def default_runtime() -> WebGpuRuntime:
-    """One shared runtime per interpreter, created on first use."""
-    global _default_runtime
-    state = _default_runtime.state if _default_runtime is not None else None
-    if state is None or state.closed or state.lost:
-        _default_runtime = await WebGpuRuntime.create()
-    return _default_runtime
-
 
 # The rejected rest of the backend surface: tw.add(...), tw.reduce_sum(...), ... raise
 # UnsupportedError naming the op and what to do instead.

@@ -40,7 +40,7 @@ async def test_many_ops_are_batched_into_one_submit(selenium):
 
     rt = await tw_testing.runtime()
     await rt.synchronize()
-    with tw_testing.calls_to(rt.state.transport, "submit") as submits:
+    with tw_testing.calls_to(rt.device.transport, "submit") as submits:
         x = rt.upload(np.eye(8, dtype=np.float32) * 2)
         acc = x
         for _ in range(20):
@@ -60,7 +60,7 @@ async def test_buffers_are_reused_after_release(selenium):
 
     rt = await tw_testing.runtime()
     await rt.synchronize()
-    with tw_testing.calls_to(rt.state.transport, "create_buffer") as created:
+    with tw_testing.calls_to(rt.device.transport, "create_buffer") as created:
         for i in range(10):
             t = rt.upload(np.full(1000, i, np.float32))
             np.testing.assert_array_equal(await t.download(), np.full(1000, i))
@@ -79,7 +79,7 @@ async def test_device_loss_becomes_a_typed_error(selenium):
 
     rt = await tw.WebGpuRuntime.create()
     t = rt.upload(np.ones(4, np.float32))
-    rt.state.transport._ctx.device.destroy()     # what a driver reset looks like to a page
+    rt.device.transport._ctx.device.destroy()     # what a driver reset looks like to a page
     with pytest.raises(tw.DeviceLost, match="webgpu_runtime_synchronize: the GPU device was"):
         await rt.synchronize()
     with pytest.raises(tw.DeviceLost):
@@ -106,7 +106,7 @@ async def test_uncaptured_gpu_errors_surface_at_the_next_barrier(selenium):
 
     rt = await tw.WebGpuRuntime.create()
     try:
-        device = rt.state.transport._ctx.device
+        device = rt.device.transport._ctx.device
         # An invalid buffer descriptor (usage 0) raises an uncaptured validation error.
         device.createBuffer(to_js({"size": 4, "usage": 0}, dict_converter=js.Object.fromEntries))
         with pytest.raises(tw.BackendFailure, match="the GPU reported: GPUValidationError"):

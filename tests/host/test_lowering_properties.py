@@ -23,7 +23,7 @@ from tenferro_web.lowering.gemm import GemmSpec, OperandAccess, lower_dot_genera
 from tenferro_web.lowering.profile import BINDING_ALIGN, AdapterProfile
 from tenferro_web.lowering.program import Launch
 from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
-from tenferro_web.runtime.runtime import buffer_capacity
+from tenferro_web.runtime.buffers import buffer_capacity
 
 OP = "property"
 SETTINGS = settings(max_examples=120, deadline=None, derandomize=True,

@@ -15,7 +15,8 @@ from ..errors import InvalidArgument, MappingSpanError, UnsupportedError
 from ..layout import ISIZE_MAX, ViewLayout, compact_strides, dense_layout, validate_view
 
 if TYPE_CHECKING:
-    from .runtime import DeviceState, WebGpuRuntime
+    from .device import Device
+    from .runtime import WebGpuRuntime
 
 
 class MemoryKind(enum.Enum):
@@ -57,10 +58,10 @@ _allocation_ids = itertools.count(1)
 class Allocation:
     """One device buffer (or none, for zero bytes) and its identity; frees itself when unused."""
 
-    __slots__ = ("state", "buffer_id", "byte_len", "capacity", "allocation_id", "__weakref__")
+    __slots__ = ("device", "buffer_id", "byte_len", "capacity", "allocation_id", "__weakref__")
 
-    def __init__(self, state: DeviceState, buffer_id: int, byte_len: int, capacity: int):
-        self.state = state
+    def __init__(self, device: Device, buffer_id: int, byte_len: int, capacity: int):
+        self.device = device
         self.buffer_id = buffer_id
         self.byte_len = byte_len
         self.capacity = capacity
@@ -68,7 +69,7 @@ class Allocation:
 
     def __del__(self) -> None:
         if self.buffer_id:
-            self.state.release_buffer(self.buffer_id, self.capacity)
+            self.device.release_buffer(self.buffer_id, self.capacity)
 
 
 def mapping_range(op: str, byte_offset: int, byte_len: int, allocation_len: int,
@@ -123,13 +124,13 @@ class Tensor:
 
     @property
     def runtime(self) -> WebGpuRuntime:
-        from .runtime import WebGpuRuntime
-
-        return WebGpuRuntime(self.allocation.state)
+        runtime = self.allocation.device.runtime
+        assert runtime is not None, "every device is created by a runtime"
+        return runtime
 
     @property
     def placement(self) -> Placement:
-        return self.allocation.state.placement
+        return self.allocation.device.placement
 
     @property
     def allocation_id(self) -> int:
@@ -137,7 +138,7 @@ class Tensor:
 
     @property
     def allocation_domain(self) -> AllocationDomainId:
-        return self.allocation.state.domain
+        return self.allocation.device.domain
 
     def __repr__(self) -> str:
         return (f"Tensor(shape={self.shape}, dtype={self.dtype}, device={self.placement.device}, "
@@ -156,20 +157,20 @@ class Tensor:
     # --- transfers --------------------------------------------------------------------------
     async def download(self) -> np.ndarray:
         """Copy to a numpy array (column-major) through ``mapAsync``."""
-        return await self.allocation.state.download(self, "download")
+        return await self.allocation.device.download(self, "download")
 
     def download_sync(self) -> np.ndarray:
         """``download`` without ``await``; needs JSPI stack switching (a typed error if absent)."""
-        state = self.allocation.state
-        return state.transport.run_sync(state.download(self, "download_sync"), "download_sync",
-                                        "await tensor.download()")
+        device = self.allocation.device
+        return device.transport.run_sync(device.download(self, "download_sync"),
+                                         "download_sync", "await tensor.download()")
 
     async def download_span(self, byte_offset: int, byte_len: int) -> np.ndarray:
         """The elements in bytes ``[byte_offset, byte_offset + byte_len)`` of the column-major
         storage, as a 1-D numpy array of this dtype."""
         span = mapping_range("download_span", byte_offset, byte_len, self.nbytes,
                              self.dtype.itemsize)
-        return await self.allocation.state.download_span(self, span, "download_span")
+        return await self.allocation.device.download_span(self, span, "download_span")
 
 
 class TensorView:

@@ -8,11 +8,15 @@ fills in place (one copy each way).
 from __future__ import annotations
 
 import base64
+from array import array
 from collections.abc import Coroutine
 from importlib.resources import files
 from typing import Any
 
+import numpy as np
+
 from ..errors import BackendFailure, DeviceLost, JSPIUnavailable, NoAdapterError
+from .protocol import AdapterDescription, T
 
 _bridge_module: Any = None
 
@@ -79,8 +83,9 @@ class BrowserTransport:
             return False
         return (await gpu.requestAdapter()) is not None
 
-    def describe(self) -> dict:
-        return self._ctx.describe().to_py()
+    def describe(self) -> AdapterDescription:
+        description: AdapterDescription = self._ctx.describe().to_py()
+        return description
 
     def take_errors(self) -> tuple[str | None, list[str]]:
         state = self._ctx.takeErrors().to_py()
@@ -92,7 +97,7 @@ class BrowserTransport:
     def destroy_buffer(self, buffer_id: int) -> None:
         self._ctx.destroyBuffer(buffer_id)
 
-    def write_buffer(self, buffer_id: int, byte_offset: int, data: Any) -> None:
+    def write_buffer(self, buffer_id: int, byte_offset: int, data: np.ndarray) -> None:
         self._ctx.writeBuffer(buffer_id, byte_offset, data)
 
     def create_pipeline(self, code: str, label: str) -> int:
@@ -106,7 +111,7 @@ class BrowserTransport:
         except JsException as e:
             raise BackendFailure("pipeline", _js_error_text(e)) from None
 
-    def submit(self, commands: Any, params: Any) -> None:
+    def submit(self, commands: array[int], params: array[int]) -> None:
         self._ctx.submit(commands, params)
 
     async def synchronize(self) -> None:
@@ -123,17 +128,17 @@ class BrowserTransport:
                 raise DeviceLost(op, f"the GPU device was lost ({lost})") from None
             raise BackendFailure(op, _js_error_text(e)) from None
 
-    def copy_mapped(self, staging_id: int, dest: Any, byte_length: int) -> None:
+    def copy_mapped(self, staging_id: int, dest: np.ndarray, byte_length: int) -> None:
         self._ctx.copyMapped(staging_id, dest, byte_length)
 
     def destroy(self) -> None:
         self._ctx.destroy()
 
-    def run_sync(self, coroutine: Coroutine, op: str, alternative: str) -> Any:
+    def run_sync(self, coroutine: Coroutine[Any, Any, T], op: str, alternative: str) -> T:
         return run_sync(coroutine, op, alternative)
 
 
-def run_sync(coroutine: Coroutine, op: str, alternative: str) -> Any:
+def run_sync(coroutine: Coroutine[Any, Any, T], op: str, alternative: str) -> T:
     """Block on ``coroutine`` through JSPI, or say exactly why not and what to call instead."""
     try:
         from pyodide.ffi import can_run_sync

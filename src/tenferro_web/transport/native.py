@@ -8,13 +8,14 @@ stream exactly as ``js/bridge.mjs`` does.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Coroutine
 from typing import Any
 
 import numpy as np
 
 from ..errors import BackendFailure, NoAdapterError
-from ..runtime.runtime import OP_CLEAR, OP_COPY, OP_DISPATCH
+from .protocol import AdapterDescription, Clear, Copy, Dispatch, T, decode
 
 _LIMITS = ("maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroupsPerDimension",
            "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
@@ -59,7 +60,7 @@ class NativeTransport:
             raise NoAdapterError(op, f"requestDevice failed: {e}") from None
         return cls(wgpu, adapter, device)
 
-    def describe(self) -> dict:
+    def describe(self) -> AdapterDescription:
         info = self._adapter.info
         return {
             "vendor": info.get("vendor", ""), "architecture": info.get("architecture", ""),
@@ -104,7 +105,7 @@ class NativeTransport:
     async def create_pipeline_async(self, code: str, label: str) -> int:
         return self.create_pipeline(code, label)
 
-    def submit(self, commands: Any, params: Any) -> None:
+    def submit(self, commands: array[int], params: array[int]) -> None:
         device, words = self._device, np.frombuffer(commands, np.uint32)
         params = np.frombuffer(params, np.uint32)
         if params.size:
@@ -115,41 +116,31 @@ class NativeTransport:
             device.queue.write_buffer(self._params_buffer, 0, params)
         encoder = device.create_command_encoder()
         compute = None
-        i = 0
-        while i < len(words):
-            op = int(words[i])
-            if op == OP_DISPATCH:
-                pipeline = self._pipelines[int(words[i + 1])]
+        for command in decode(words):
+            if isinstance(command, Dispatch):
+                pipeline = self._pipelines[command.pipeline]
                 entries = [{"binding": 0, "resource": {
-                    "buffer": self._params_buffer, "offset": int(words[i + 2]) * 4,
-                    "size": int(words[i + 3]) * 4}}]
-                count = int(words[i + 7])
-                entries += [{"binding": b + 1,
-                             "resource": {"buffer": self._buffers[int(words[i + 8 + b])]}}
-                            for b in range(count)]
+                    "buffer": self._params_buffer, "offset": command.params_offset * 4,
+                    "size": command.params_count * 4}}]
+                entries += [{"binding": b + 1, "resource": {"buffer": self._buffers[buffer_id]}}
+                            for b, buffer_id in enumerate(command.buffers)]
                 group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0),
                                                  entries=entries)
                 if compute is None:
                     compute = encoder.begin_compute_pass()
                 compute.set_pipeline(pipeline)
                 compute.set_bind_group(0, group)
-                compute.dispatch_workgroups(*(int(w) for w in words[i + 4: i + 7]))
-                i += 8 + count
+                compute.dispatch_workgroups(*command.grid)
                 continue
             if compute is not None:
                 compute.end()
                 compute = None
-            if op == OP_COPY:
-                src, so, dst, do, size = (int(w) for w in words[i + 1: i + 6])
-                encoder.copy_buffer_to_buffer(self._buffers[src], so, self._buffers[dst], do,
-                                              size)
-                i += 6
-            elif op == OP_CLEAR:
-                buffer_id, offset, size = (int(w) for w in words[i + 1: i + 4])
-                encoder.clear_buffer(self._buffers[buffer_id], offset, size)
-                i += 4
-            else:
-                raise BackendFailure("submit", f"unknown command word {op} at {i}")
+            if isinstance(command, Copy):
+                encoder.copy_buffer_to_buffer(self._buffers[command.src], command.src_offset,
+                                              self._buffers[command.dst], command.dst_offset,
+                                              command.size)
+            elif isinstance(command, Clear):
+                encoder.clear_buffer(self._buffers[command.buffer], command.offset, command.size)
         if compute is not None:
             compute.end()
         device.queue.submit([encoder.finish()])
@@ -186,7 +177,7 @@ class NativeTransport:
         self._buffers.clear()
         self._device.destroy()
 
-    def run_sync(self, coroutine: Coroutine, op: str, alternative: str) -> Any:
+    def run_sync(self, coroutine: Coroutine[Any, Any, T], op: str, alternative: str) -> T:
         """Native calls never suspend: drive the coroutine to its end right here."""
         try:
             coroutine.send(None)

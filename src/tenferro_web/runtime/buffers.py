@@ -1,0 +1,94 @@
+"""Device buffers of one runtime: storage buffers by size class, and staging buffers for
+readback, each pool bounded in bytes.
+
+Storage buffers released while the pending command stream may still read them can be the
+output of a later op at once (the GPU runs the stream in order), but not the target of an
+upload: queue writes run before the pending stream is submitted. They return to the free pool
+after the next submit. Free buffers past ``storage_cap`` bytes, and staging buffers past
+``staging_cap`` bytes (least recently used first), are destroyed.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict
+
+from ..lowering.profile import AdapterProfile, binding_size
+from ..transport.protocol import Transport
+
+STORAGE_CAP = 256 << 20
+STAGING_CAP = 64 << 20
+
+
+def buffer_capacity(byte_len: int, max_binding: int) -> int:
+    """Size class of a pooled buffer: powers of two up to 1 MiB, then whole MiB, or just the
+    binding size (a multiple of 16 bytes) where the class would pass the binding limit."""
+    n = binding_size(byte_len)
+    if n <= 1 << 20:
+        capacity = 1 << (n - 1).bit_length()
+    else:
+        capacity = (n + (1 << 20) - 1) & ~((1 << 20) - 1)
+    return capacity if capacity <= max_binding else n
+
+
+class BufferPool:
+    def __init__(self, transport: Transport, profile: AdapterProfile,
+                 storage_cap: int = STORAGE_CAP, staging_cap: int = STAGING_CAP):
+        self.transport = transport
+        self.profile = profile
+        self.storage_cap = storage_cap
+        self.staging_cap = staging_cap
+        self.free: dict[int, list[int]] = defaultdict(list)
+        self.free_bytes = 0
+        self.released: list[tuple[int, int]] = []  # (id, capacity), until the next submit
+        self.staging: OrderedDict[int, int] = OrderedDict()  # id -> capacity, oldest first
+        self.staging_bytes = 0
+
+    def acquire(self, op: str, byte_len: int, for_upload: bool) -> tuple[int, int]:
+        """A storage buffer of at least ``byte_len`` bytes, reused when one is free: (id,
+        capacity). Limits are checked first (``LimitExceeded``)."""
+        self.profile.check_binding(op, byte_len)
+        capacity = buffer_capacity(byte_len, self.profile.max_storage_binding)
+        if not for_upload:
+            for index, (buffer_id, size) in enumerate(self.released):
+                if size == capacity:
+                    del self.released[index]
+                    return buffer_id, capacity
+        free = self.free.get(capacity)
+        if free:
+            self.free_bytes -= capacity
+            return free.pop(), capacity
+        return self.transport.create_buffer(capacity, False), capacity
+
+    def release(self, buffer_id: int, capacity: int) -> None:
+        self.released.append((buffer_id, capacity))
+
+    def after_submit(self) -> None:
+        """The submitted stream holds what it reads: released buffers are free again."""
+        for buffer_id, capacity in self.released:
+            if self.free_bytes + capacity > self.storage_cap:
+                self.transport.destroy_buffer(buffer_id)
+            else:
+                self.free[capacity].append(buffer_id)
+                self.free_bytes += capacity
+        self.released.clear()
+
+    def acquire_staging(self, byte_len: int) -> tuple[int, int]:
+        """A mappable buffer of at least ``byte_len`` bytes: the most recently returned one of
+        that size class, or a new one."""
+        capacity = buffer_capacity(byte_len, self.profile.max_buffer)
+        for buffer_id, size in reversed(self.staging.items()):
+            if size == capacity:
+                del self.staging[buffer_id]
+                self.staging_bytes -= capacity
+                return buffer_id, capacity
+        return self.transport.create_buffer(capacity, True), capacity
+
+    def return_staging(self, buffer_id: int, capacity: int) -> None:
+        """Keep an unmapped staging buffer for reuse, evicting the least recently used past
+        the cap (a buffer larger than the cap is destroyed at once)."""
+        self.staging[buffer_id] = capacity
+        self.staging_bytes += capacity
+        while self.staging_bytes > self.staging_cap:
+            oldest, size = self.staging.popitem(last=False)
+            self.staging_bytes -= size
+            self.transport.destroy_buffer(oldest)

@@ -1,0 +1,243 @@
+"""One WebGPU device: its lifetime, the execution of Programs, and transfers.
+
+Every op appends to one pending command stream (pure Python, no JavaScript call); the stream is
+submitted as one command buffer at a readback, at ``synchronize()``, or when it grows large.
+WebGPU's queue is in order, so that is all the ordering the wasm configuration needs. Buffers
+and pipelines are the pools' business (buffers.py, pipelines.py); the device decides nothing
+about kernels: it executes what lowering built.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..dtypes import DType
+from ..errors import BackendFailure, DeviceLost, RuntimeStateError
+from ..lowering.copy import lower_copy
+from ..lowering.kernels import KernelKey
+from ..lowering.profile import AdapterProfile
+from ..lowering.program import BufferCopy, Clear, Launch, Program
+from ..planning.copy_plan import COPY_DTYPES
+from ..transport.protocol import CommandEncoder, Transport
+from .buffers import BufferPool
+from .pipelines import PipelineCache
+from .tensor import (
+    Allocation,
+    AllocationDomainId,
+    DeviceId,
+    DeviceKind,
+    MemoryKind,
+    Placement,
+    Tensor,
+)
+
+if TYPE_CHECKING:
+    from .runtime import WebGpuRuntime
+
+# A stream this long is submitted without waiting for a readback, to bound memory and latency.
+MAX_PENDING_DISPATCHES = 512
+
+_domain_ids = itertools.count(1)
+_runtime_tokens = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class RuntimeIdentity:
+    """Equal for clones of one runtime, different for independently created runtimes."""
+
+    token: int
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    vendor: str
+    architecture: str
+    device: str
+    description: str
+    is_fallback: bool
+    features: tuple[str, ...]
+    limits: dict[str, int]
+    context: str  # "window" or "worker" (browser), "node" (Node.js + Dawn), "native"
+
+    @property
+    def is_cpu(self) -> bool:
+        """A software adapter (SwiftShader, lavapipe): kernels without barriers win there."""
+        return self.is_fallback or self.architecture in ("swiftshader", "lavapipe", "llvmpipe")
+
+
+class Device:
+    """Shared by a runtime and its clones: the device and everything allocated on it."""
+
+    def __init__(self, transport: Transport, ordinal: int, kernels: str = "auto"):
+        self.transport = transport
+        self.ordinal = ordinal
+        self.identity = RuntimeIdentity(next(_runtime_tokens))
+        self.domain = AllocationDomainId(next(_domain_ids))
+        info = transport.describe()
+        self.adapter = AdapterInfo(
+            vendor=info["vendor"], architecture=info["architecture"], device=info["device"],
+            description=info["description"], is_fallback=bool(info["isFallbackAdapter"]),
+            features=tuple(info["features"]), limits=dict(info["limits"]),
+            context=info["context"])
+        self.profile = AdapterProfile.of(self.adapter.is_cpu, self.adapter.limits, kernels)
+        self.placement = Placement(MemoryKind.DEVICE, DeviceId(DeviceKind.WEBGPU, ordinal))
+        self.encoder = CommandEncoder(self.adapter.limits["minStorageBufferOffsetAlignment"] // 4)
+        self.buffers = BufferPool(transport, self.profile)
+        self.pipelines = PipelineCache(transport)
+        self.closed = False
+        self.lost: str | None = None
+        self.runtime: WebGpuRuntime | None = None  # the handle that created this device
+
+    # --- lifetime ---------------------------------------------------------------------------
+    def check_usable(self, op: str) -> None:
+        if self.lost:
+            raise DeviceLost(op, f"the GPU device was lost ({self.lost}); create a new runtime "
+                                 "and upload the data again")
+        if self.closed:
+            raise RuntimeStateError(op, "this runtime was closed; create a new one")
+
+    def raise_device_errors(self, op: str) -> None:
+        lost, errors = self.transport.take_errors()
+        if lost:
+            self.lost = lost
+            self.check_usable(op)
+        if errors:
+            raise BackendFailure(op, "the GPU reported: " + "; ".join(errors))
+
+    def close(self) -> None:
+        if not self.closed and not self.lost:
+            self.transport.destroy()
+        self.closed = True
+
+    # --- allocation and execution -----------------------------------------------------------
+    def allocate(self, op: str, dtype: DType, shape: tuple[int, ...],
+                 for_upload: bool = False) -> Tensor:
+        size = 1
+        for d in shape:
+            size *= d
+        byte_len = size * dtype.itemsize
+        if byte_len == 0:
+            return Tensor(dtype, shape, Allocation(self, 0, 0, 0))
+        buffer_id, capacity = self.buffers.acquire(op, byte_len, for_upload)
+        return Tensor(dtype, shape, Allocation(self, buffer_id, byte_len, capacity))
+
+    def release_buffer(self, buffer_id: int, capacity: int) -> None:
+        if not self.closed and not self.lost:
+            self.buffers.release(buffer_id, capacity)
+
+    def execute(self, op: str, program: Program, inputs: Sequence[Tensor], dtype: DType,
+                shape: tuple[int, ...]) -> Tensor:
+        """Append ``program`` to the pending stream: ``inputs`` fill its operand slots, a fresh
+        tensor of ``shape`` its output slot; temporaries are allocated here and released after
+        (the stream runs in order, so a later op may reuse them at once)."""
+        out = self.allocate(op, dtype, shape)
+        temps = [self.buffers.acquire(op, size, False) for size in program.temps]
+        slots = [t.allocation.buffer_id for t in inputs] + [out.allocation.buffer_id] + \
+            [buffer_id for buffer_id, _ in temps]
+        encoder = self.encoder
+        for o in program.ops:
+            if isinstance(o, Launch):
+                encoder.dispatch(self.pipelines.get(o.key), o.words, o.grid,
+                                 [slots[s] for s in o.buffers])
+            elif isinstance(o, BufferCopy):
+                encoder.copy(slots[o.src], o.src_offset, slots[o.dst], o.dst_offset, o.size)
+            elif isinstance(o, Clear):
+                encoder.clear(slots[o.slot], o.offset, o.size)
+        for buffer_id, capacity in temps:
+            self.buffers.release(buffer_id, capacity)
+        if encoder.dispatches >= MAX_PENDING_DISPATCHES:
+            self.flush()
+        return out
+
+    async def prepare(self, kernels: Iterable[KernelKey]) -> None:
+        """Compile pipelines ahead, without blocking the page."""
+        await self.pipelines.prepare(kernels)
+
+    def flush(self) -> None:
+        if self.encoder:
+            self.transport.submit(self.encoder.words, self.encoder.params)
+            self.encoder.reset()
+        self.buffers.after_submit()
+
+    async def synchronize(self, op: str) -> None:
+        self.check_usable(op)
+        self.flush()
+        await self.transport.synchronize()
+        self.raise_device_errors(op)
+
+    # --- transfers --------------------------------------------------------------------------
+    def upload(self, array: object) -> Tensor:
+        """A device copy of a host array (any memory order, any of the seven dtypes)."""
+        op = "upload"
+        self.check_usable(op)
+        host = np.asarray(array)
+        dtype = DType.from_numpy(host.dtype, op)
+        if host.dtype != dtype.numpy:
+            host = host.astype(dtype.numpy)  # big-endian input
+        if host.ndim >= 2 and host.flags.c_contiguous and not host.flags.f_contiguous \
+                and dtype in COPY_DTYPES:
+            # Row-major bytes are the column-major tensor of the reversed shape: send them as
+            # they are and reorder once, on the GPU.
+            raw = self.allocate(op, dtype, host.shape[::-1], for_upload=True)
+            self.write(raw, host.reshape(-1))
+            layout = raw.layout.permuted(op, None)
+            return self.execute(op, lower_copy(op, self.profile, layout, dtype), (raw,), dtype,
+                                layout.shape)
+        out = self.allocate(op, dtype, host.shape, for_upload=True)
+        if host.size:
+            self.write(out, np.asfortranarray(host).reshape(-1, order="F"))
+        return out
+
+    def write(self, tensor: Tensor, data: np.ndarray) -> None:
+        """Copy the bytes of a 1-D contiguous array into the tensor's buffer (queue order)."""
+        payload = data.view(np.uint8)
+        if payload.nbytes % 4:
+            # writeBuffer moves whole 32-bit words; only Bool tensors can end mid-word.
+            padded = np.zeros((payload.nbytes + 3) & ~3, np.uint8)
+            padded[: payload.nbytes] = payload
+            payload = padded
+        self.transport.write_buffer(tensor.allocation.buffer_id, 0, payload)
+
+    async def read_bytes(self, op: str, tensor: Tensor, byte_offset: int,
+                         dest: np.ndarray) -> None:
+        """Fill ``dest`` (1-D, contiguous) from the tensor's bytes starting at ``byte_offset``
+        (callers have checked the runtime is usable)."""
+        nbytes = dest.nbytes
+        start = byte_offset & ~3  # copyBufferToBuffer moves 4-byte aligned words
+        span = ((byte_offset + nbytes + 3) & ~3) - start
+        staging, capacity = self.buffers.acquire_staging(span)
+        try:
+            self.encoder.copy(tensor.allocation.buffer_id, start, staging, 0, span)
+            self.flush()
+            await self.transport.map_staging(staging, op)
+            if start == byte_offset and span == nbytes:
+                self.transport.copy_mapped(staging, dest.view(np.uint8), nbytes)
+            else:
+                words = np.empty(span, np.uint8)
+                self.transport.copy_mapped(staging, words, span)
+                lead = byte_offset - start
+                dest.view(np.uint8)[...] = words[lead: lead + nbytes]
+        except BaseException:
+            self.transport.destroy_buffer(staging)
+            raise
+        self.buffers.return_staging(staging, capacity)
+        self.raise_device_errors(op)
+
+    async def download(self, tensor: Tensor, op: str) -> np.ndarray:
+        self.check_usable(op)
+        out = np.empty(tensor.shape, tensor.dtype.numpy, order="F")
+        if out.size:
+            await self.read_bytes(op, tensor, 0, out.reshape(-1, order="F"))
+        return out
+
+    async def download_span(self, tensor: Tensor, span: range, op: str) -> np.ndarray:
+        self.check_usable(op)
+        out = np.empty(len(span) // tensor.dtype.itemsize, tensor.dtype.numpy)
+        if out.size:
+            await self.read_bytes(op, tensor, span.start, out)
+        return out

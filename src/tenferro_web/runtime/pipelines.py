@@ -1,0 +1,52 @@
+"""Compute pipelines of one runtime, by kernel key: each compiled once.
+
+``prepare`` compiles off the page's main thread (``createComputePipelineAsync``), and
+concurrent requests for one kernel (two einsums awaited together, say) share one compile.
+``get`` compiles synchronously what was not prepared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+from ..lowering.kernels import KernelKey, render
+from ..transport.protocol import Transport
+
+
+class PipelineCache:
+    def __init__(self, transport: Transport):
+        self.transport = transport
+        self.ready: dict[KernelKey, int] = {}
+        self.compiling: dict[KernelKey, asyncio.Future[int]] = {}
+
+    def get(self, key: KernelKey) -> int:
+        pipeline = self.ready.get(key)
+        if pipeline is None:
+            pipeline = self.ready[key] = self.transport.create_pipeline(render(key), key.label)
+        return pipeline
+
+    async def prepare(self, keys: Iterable[KernelKey]) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # driven without an event loop (a native blocking call)
+            for key in keys:
+                self.get(key)
+            return
+        for key in sorted(set(keys) - self.ready.keys(), key=str):
+            compiling = self.compiling.get(key)
+            if compiling is None:
+                compiling = self.compiling[key] = loop.create_future()
+                try:
+                    pipeline = await self.transport.create_pipeline_async(render(key),
+                                                                          key.label)
+                except BaseException as error:
+                    compiling.set_exception(error)
+                    compiling.exception()  # retrieved: the waiters (if any) re-raise it
+                    raise
+                finally:
+                    del self.compiling[key]
+                self.ready[key] = pipeline
+                compiling.set_result(pipeline)
+            else:
+                await compiling

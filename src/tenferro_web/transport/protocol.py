@@ -1,0 +1,154 @@
+"""The contract between the runtime and a transport, defined once.
+
+* The command stream: one flush of work is a list of uint32 words (the opcodes below, each
+  followed by its operands) plus a block of kernel parameter words. ``CommandEncoder`` is the
+  only encoder; ``decode`` is its inverse, used by the native transport, and js/bridge.mjs
+  decodes the same words (a host test checks that it handles every opcode defined here).
+* ``Transport``: what the runtime asks of a transport. The browser transport (Pyodide + the
+  bridge, in Chromium or in Node.js + Dawn) and the native one (wgpu-native) implement it.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Coroutine, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypedDict, TypeVar
+
+import numpy as np
+
+# opcode -> the words that follow it
+OP_DISPATCH = 1  # pipeline, params offset (words), params count, x, y, z, n buffers, ids...
+OP_COPY = 2  # src id, src offset, dst id, dst offset, byte length
+OP_CLEAR = 3  # id, offset, byte length
+OPCODES = {"OP_DISPATCH": OP_DISPATCH, "OP_COPY": OP_COPY, "OP_CLEAR": OP_CLEAR}
+
+T = TypeVar("T")
+
+
+class CommandEncoder:
+    """Dispatches, copies and clears of one flush, as uint32 words. Storage bindings of the
+    parameters start at ``params_align_words`` boundaries (the device's offset alignment)."""
+
+    def __init__(self, params_align_words: int):
+        self.align = params_align_words
+        self.reset()
+
+    def reset(self) -> None:
+        self.words = array("I")
+        self.params = array("I")
+        self.dispatches = 0
+
+    def __bool__(self) -> bool:
+        return len(self.words) > 0
+
+    def dispatch(self, pipeline: int, params: Sequence[int], grid: tuple[int, int, int],
+                 buffers: Sequence[int]) -> None:
+        pad = (-len(self.params)) % self.align
+        if pad:
+            self.params.extend([0] * pad)
+        offset = len(self.params)
+        self.params.extend(params)
+        self.words.extend((OP_DISPATCH, pipeline, offset, len(params), *grid, len(buffers),
+                           *buffers))
+        self.dispatches += 1
+
+    def copy(self, src: int, src_offset: int, dst: int, dst_offset: int, size: int) -> None:
+        self.words.extend((OP_COPY, src, src_offset, dst, dst_offset, size))
+
+    def clear(self, buffer: int, offset: int, size: int) -> None:
+        self.words.extend((OP_CLEAR, buffer, offset, size))
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    pipeline: int
+    params_offset: int  # in words
+    params_count: int
+    grid: tuple[int, int, int]
+    buffers: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Copy:
+    src: int
+    src_offset: int
+    dst: int
+    dst_offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Clear:
+    buffer: int
+    offset: int
+    size: int
+
+
+def decode(words: Sequence[int]) -> Iterator[Dispatch | Copy | Clear]:
+    """The commands of an encoded stream, in order."""
+    i = 0
+    while i < len(words):
+        op = int(words[i])
+        if op == OP_DISPATCH:
+            count = int(words[i + 7])
+            yield Dispatch(int(words[i + 1]), int(words[i + 2]), int(words[i + 3]),
+                           (int(words[i + 4]), int(words[i + 5]), int(words[i + 6])),
+                           tuple(int(w) for w in words[i + 8: i + 8 + count]))
+            i += 8 + count
+        elif op == OP_COPY:
+            yield Copy(*(int(w) for w in words[i + 1: i + 6]))
+            i += 6
+        elif op == OP_CLEAR:
+            yield Clear(*(int(w) for w in words[i + 1: i + 4]))
+            i += 4
+        else:
+            raise ValueError(f"unknown command word {op} at {i}")
+
+
+class AdapterDescription(TypedDict):
+    vendor: str
+    architecture: str
+    device: str
+    description: str
+    isFallbackAdapter: bool
+    features: list[str]
+    limits: dict[str, int]
+    context: str  # "window" or "worker" (browser), "node" (Node.js + Dawn), "native"
+
+
+class Transport(Protocol):
+    """What the runtime asks of a transport. Buffers and pipelines are small integer ids."""
+
+    name: str
+
+    def describe(self) -> AdapterDescription: ...
+
+    def take_errors(self) -> tuple[str | None, list[str]]:
+        """The device-loss reason (or None) and the errors reported since the last call."""
+        ...
+
+    def create_buffer(self, byte_length: int, staging: bool) -> int: ...
+
+    def destroy_buffer(self, buffer_id: int) -> None: ...
+
+    def write_buffer(self, buffer_id: int, byte_offset: int, data: np.ndarray) -> None: ...
+
+    def create_pipeline(self, code: str, label: str) -> int: ...
+
+    async def create_pipeline_async(self, code: str, label: str) -> int: ...
+
+    def submit(self, commands: array[int], params: array[int]) -> None: ...
+
+    async def synchronize(self) -> None: ...
+
+    async def map_staging(self, staging_id: int, op: str) -> None: ...
+
+    def copy_mapped(self, staging_id: int, dest: np.ndarray, byte_length: int) -> None: ...
+
+    def destroy(self) -> None: ...
+
+    def run_sync(self, coroutine: Coroutine[Any, Any, T], op: str, alternative: str) -> T:
+        """Block on ``coroutine`` (JSPI in a browser), or raise JSPIUnavailable naming
+        ``alternative``."""
+        ...
