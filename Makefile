@@ -101,8 +101,11 @@ h200-bundle: $(PYODIDE_DIST)/pyodide-lock.json $(STAMPS)/npm
 demo: $(SITE)/index.html
 	$(PY) tools/demo.py $(SITE) $(if $(SERVE),--serve $(or $(PORT),8000))
 
+# Style (ruff), types (mypy --strict over src/) and the layering (import-linter, pyproject.toml).
 lint: $(STAMPS)/venv
 	$(PY) -m ruff check src tests tools bench
+	$(PY) -m mypy
+	PYTHONPATH=src $(VENV)/bin/lint-imports --no-cache
 
 # The package as the host lanes import it (wgsl/ and js/ are package data of the wheel).
 $(STAMPS)/installed: $(WHEEL)

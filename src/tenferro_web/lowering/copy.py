@@ -106,6 +106,7 @@ def copy_ops(op: str, profile: AdapterProfile, plan: CopyPlan, itemsize: int, sr
     """The operations that fill slot ``dst`` (compact) from the view of slot ``src``."""
     if plan.size == 0:
         return ()
+    spec: StridedCopySpec | TiledTransposeSpec
     if itemsize == 1:
         # WGSL has no 8-bit storage: every 1-byte copy goes through the word-assembling kernel.
         spec = StridedCopySpec(1, plan.size, plan.src_offset, plan.dims, plan.src_strides)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..planning.dot_general_plan import plan_dot_general
-from ..planning.einsum_plan import OP, DotStep, DropAxes, EinsumPlan, TransposeStep
+from ..planning.einsum import OP, DotStep, DropAxes, EinsumPlan, TransposeStep
 from .copy import lower_copy
 from .gemm import lower_dot_general
 from .profile import AdapterProfile

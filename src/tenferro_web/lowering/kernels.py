@@ -82,7 +82,7 @@ def expand_includes(text: str) -> str:
     """Paste included files, recursively; a file included twice is pasted once."""
     pasted: set[str] = set()
 
-    def paste(match: re.Match) -> str:
+    def paste(match: re.Match[str]) -> str:
         name = match.group(1)
         if name in pasted:
             return ""

@@ -81,9 +81,3 @@ def is_tiled_transpose(dims: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     if strides[0] != d1 or strides[1] != 1:
         return False
     return len(dims) == 2 or strides[2] == d0 * d1
-
-
-def plan_transpose(src: ViewLayout, perm, op: str = "transpose") -> CopyPlan:
-    """``transpose`` is compaction of the permuted view: one plan for both."""
-    return plan_copy(src.permuted(op, perm), op)
-

@@ -171,9 +171,9 @@ def group_stride(shape: tuple[int, ...], strides: tuple[int, ...],
 
 def bind_operand(view: ViewLayout, rows: Sequence[int], cols: Sequence[int],
                  batch: Sequence[int]) -> OperandBinding:
-    strides = [group_stride(view.shape, view.strides, g) for g in (rows, cols, batch)]
-    if all(s is not None for s in strides):
-        return OperandBinding(view.offset, *strides)
+    row, col, bat = (group_stride(view.shape, view.strides, g) for g in (rows, cols, batch))
+    if row is not None and col is not None and bat is not None:
+        return OperandBinding(view.offset, row, col, bat)
     nrows = checked_product(OP, [view.shape[a] for a in rows])
     ncols = checked_product(OP, [view.shape[a] for a in cols])
     return OperandBinding(0, 1, nrows, nrows * ncols, pack_perm=(*rows, *cols, *batch))

@@ -11,7 +11,7 @@ import base64
 from array import array
 from collections.abc import Coroutine
 from importlib.resources import files
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -78,7 +78,7 @@ class BrowserTransport:
             return False
         import js
 
-        gpu = getattr(js.navigator, "gpu", None)
+        gpu = getattr(getattr(js, "navigator", None), "gpu", None)
         if gpu is None:
             return False
         return (await gpu.requestAdapter()) is not None
@@ -92,7 +92,7 @@ class BrowserTransport:
         return state["lost"], list(state["errors"])
 
     def create_buffer(self, byte_length: int, staging: bool) -> int:
-        return self._ctx.createBuffer(byte_length, staging)
+        return int(self._ctx.createBuffer(byte_length, staging))
 
     def destroy_buffer(self, buffer_id: int) -> None:
         self._ctx.destroyBuffer(buffer_id)
@@ -101,13 +101,13 @@ class BrowserTransport:
         self._ctx.writeBuffer(buffer_id, byte_offset, data)
 
     def create_pipeline(self, code: str, label: str) -> int:
-        return self._ctx.createPipeline(code, label)
+        return int(self._ctx.createPipeline(code, label))
 
     async def create_pipeline_async(self, code: str, label: str) -> int:
         from pyodide.ffi import JsException
 
         try:
-            return await self._ctx.createPipelineAsync(code, label)
+            return int(await self._ctx.createPipelineAsync(code, label))
         except JsException as e:
             raise BackendFailure("pipeline", _js_error_text(e)) from None
 
@@ -152,4 +152,4 @@ def run_sync(coroutine: Coroutine[Any, Any, T], op: str, alternative: str) -> T:
             op, "synchronous calls need JSPI stack switching, which this entry point cannot do "
                 "(Python was not entered through an async call, or the browser lacks JSPI); "
                 f"use `{alternative}` instead")
-    return jspi_run_sync(coroutine)
+    return cast(T, jspi_run_sync(coroutine))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -106,17 +106,17 @@ class NativeTransport:
         return self.create_pipeline(code, label)
 
     def submit(self, commands: array[int], params: array[int]) -> None:
-        device, words = self._device, np.frombuffer(commands, np.uint32)
-        params = np.frombuffer(params, np.uint32)
-        if params.size:
-            if self._params_buffer is None or self._params_buffer.size < params.nbytes:
+        device = self._device
+        words = np.frombuffer(params, np.uint32)
+        if words.size:
+            if self._params_buffer is None or self._params_buffer.size < words.nbytes:
                 self._params_buffer = device.create_buffer(
-                    size=max(params.nbytes, 1 << 16),
+                    size=max(words.nbytes, 1 << 16),
                     usage=self._wgpu.BufferUsage.STORAGE | self._wgpu.BufferUsage.COPY_DST)
-            device.queue.write_buffer(self._params_buffer, 0, params)
+            device.queue.write_buffer(self._params_buffer, 0, words)
         encoder = device.create_command_encoder()
         compute = None
-        for command in decode(words):
+        for command in decode(commands):
             if isinstance(command, Dispatch):
                 pipeline = self._pipelines[command.pipeline]
                 entries = [{"binding": 0, "resource": {
@@ -182,6 +182,6 @@ class NativeTransport:
         try:
             coroutine.send(None)
         except StopIteration as done:
-            return done.value
+            return cast(T, done.value)
         coroutine.close()
         raise BackendFailure(op, "a native transport call suspended unexpectedly")

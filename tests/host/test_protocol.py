@@ -1,0 +1,40 @@
+"""The command format is defined once (transport/protocol.py): the encoder and the decoder agree,
+and js/bridge.mjs decodes every opcode with the same number."""
+
+import re
+from importlib.resources import files
+
+import pytest
+
+from tenferro_web.transport.protocol import (
+    OPCODES,
+    Clear,
+    CommandEncoder,
+    Copy,
+    Dispatch,
+    decode,
+)
+
+BRIDGE = (files("tenferro_web") / "js" / "bridge.mjs").read_text(encoding="utf-8")
+
+
+def test_bridge_defines_and_decodes_every_opcode_of_the_protocol():
+    defined = {name: int(value) for name, value in
+               re.findall(r"^const (OP_[A-Z]+) = (\d+);", BRIDGE, re.MULTILINE)}
+    assert defined == OPCODES
+    for name in OPCODES:
+        assert re.search(rf"op === {name}\b", BRIDGE), f"bridge.mjs never handles {name}"
+
+
+def test_decode_inverts_the_encoder():
+    encoder = CommandEncoder(params_align_words=64)
+    encoder.dispatch(3, [7, 8, 9], (5, 2, 1), [11, 12])
+    encoder.copy(11, 16, 13, 0, 64)
+    encoder.dispatch(4, [1], (1, 1, 1), [13])
+    encoder.clear(12, 0, 32)
+    assert list(decode(encoder.words)) == [
+        Dispatch(3, 0, 3, (5, 2, 1), (11, 12)), Copy(11, 16, 13, 0, 64),
+        Dispatch(4, 64, 1, (1, 1, 1), (13,)), Clear(12, 0, 32)]
+    assert list(encoder.params[64:65]) == [1] and encoder.dispatches == 2
+    with pytest.raises(ValueError, match="unknown command word 9"):
+        list(decode([9]))
