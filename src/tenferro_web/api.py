@@ -55,17 +55,17 @@ def operand(op: str, value: Any, argument: str) -> Operand:
 
 def resident_device(op: str, *operands: Operand) -> Device:
     """Upstream ``ensure_resident_on_runtime``: device tensors of one allocation domain."""
-    tensors = []
+    device: Device | None = None
     for o in operands:
         if o.tensor is None:
             raise RuntimeStateError(
                 op, f"expected a WebGPU tensor, got host {o.host_type}; upload it first with "
                     "runtime.upload(array)")
-        tensors.append(o.tensor)
-    device = tensors[0].allocation.device
-    for t in tensors[1:]:
-        if t.allocation.device.domain != device.domain:
-            raise ForeignDomain(op, device.domain, t.allocation.device.domain)
+        if device is None:
+            device = o.tensor.allocation.device
+        elif o.tensor.allocation.device is not device:
+            raise ForeignDomain(op, device.domain, o.tensor.allocation.device.domain)
+    assert device is not None
     device.check_usable(op)
     return device
 

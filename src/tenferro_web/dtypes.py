@@ -27,7 +27,7 @@ class DType(enum.Enum):
     @property
     def itemsize(self) -> int:
         """Bytes per element on the device (Bool is one byte, C32 interleaved re/im f32)."""
-        return self.numpy.itemsize
+        return _ITEMSIZES[self]
 
     @property
     def is_complex(self) -> bool:
@@ -47,3 +47,6 @@ class DType(enum.Enum):
             op, np.dtype(dtype).name,
             f"convert the array first, e.g. with .astype(np.float32); supported: {supported}",
         )
+
+
+_ITEMSIZES = {member: member.numpy.itemsize for member in DType}

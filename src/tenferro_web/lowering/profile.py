@@ -43,14 +43,16 @@ class AdapterProfile:
                                 "split the problem into smaller tensors")
         return (limit, rows, 1)
 
-    def check_binding(self, op: str, byte_len: int) -> None:
-        """A storage buffer of ``byte_len`` bytes (rounded as the pool rounds) can be bound."""
+    def check_binding(self, op: str, byte_len: int) -> int:
+        """The size of a storage buffer holding ``byte_len`` bytes (whole 16-byte units), or
+        LimitExceeded when the device cannot bind one that large."""
         size = binding_size(byte_len)
         for name, limit in (("maxStorageBufferBindingSize", self.max_storage_binding),
                             ("maxBufferSize", self.max_buffer)):
             if size > limit:
                 raise LimitExceeded(op, name, size, limit, "split the tensor into smaller "
                                     "ones, or use an adapter with a larger limit")
+        return size
 
 
 # Every storage buffer is a whole number of 16-byte units, so a kernel may view any of them as

@@ -32,17 +32,15 @@ class KernelSpec(Protocol):
 class Launch:
     spec: KernelSpec
     buffers: tuple[int, ...]  # slots, bound in order after the params
+    # Derived once from the spec (a program is built once and executed many times).
+    key: KernelKey = field(compare=False)
     words: tuple[int, ...] = field(compare=False)
     grid: tuple[int, int, int] = field(compare=False)
 
     @classmethod
     def of(cls, op: str, profile: AdapterProfile, spec: KernelSpec,
            buffers: tuple[int, ...]) -> Launch:
-        return cls(spec, buffers, spec.words(op), profile.grid(op, spec.groups))
-
-    @property
-    def key(self) -> KernelKey:
-        return self.spec.key
+        return cls(spec, buffers, spec.key, spec.words(op), profile.grid(op, spec.groups))
 
 
 @dataclass(frozen=True)

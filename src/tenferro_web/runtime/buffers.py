@@ -22,7 +22,10 @@ STAGING_CAP = 64 << 20
 def buffer_capacity(byte_len: int, max_binding: int) -> int:
     """Size class of a pooled buffer: powers of two up to 1 MiB, then whole MiB, or just the
     binding size (a multiple of 16 bytes) where the class would pass the binding limit."""
-    n = binding_size(byte_len)
+    return size_class(binding_size(byte_len), max_binding)
+
+
+def size_class(n: int, max_binding: int) -> int:
     if n <= 1 << 20:
         capacity = 1 << (n - 1).bit_length()
     else:
@@ -46,8 +49,8 @@ class BufferPool:
     def acquire(self, op: str, byte_len: int, for_upload: bool) -> tuple[int, int]:
         """A storage buffer of at least ``byte_len`` bytes, reused when one is free: (id,
         capacity). Limits are checked first (``LimitExceeded``)."""
-        self.profile.check_binding(op, byte_len)
-        capacity = buffer_capacity(byte_len, self.profile.max_storage_binding)
+        capacity = size_class(self.profile.check_binding(op, byte_len),
+                              self.profile.max_storage_binding)
         if not for_upload:
             for index, (buffer_id, size) in enumerate(self.released):
                 if size == capacity:

@@ -117,10 +117,9 @@ class Device:
     # --- allocation and execution -----------------------------------------------------------
     def allocate(self, op: str, dtype: DType, shape: tuple[int, ...],
                  for_upload: bool = False) -> Tensor:
-        size = 1
+        byte_len = dtype.itemsize
         for d in shape:
-            size *= d
-        byte_len = size * dtype.itemsize
+            byte_len *= d
         if byte_len == 0:
             return Tensor(dtype, shape, Allocation(self, 0, 0, 0))
         buffer_id, capacity = self.buffers.acquire(op, byte_len, for_upload)
@@ -136,9 +135,10 @@ class Device:
         tensor of ``shape`` its output slot; temporaries are allocated here and released after
         (the stream runs in order, so a later op may reuse them at once)."""
         out = self.allocate(op, dtype, shape)
+        slots = [t.allocation.buffer_id for t in inputs]
+        slots.append(out.allocation.buffer_id)
         temps = [self.buffers.acquire(op, size, False) for size in program.temps]
-        slots = [t.allocation.buffer_id for t in inputs] + [out.allocation.buffer_id] + \
-            [buffer_id for buffer_id, _ in temps]
+        slots.extend(buffer_id for buffer_id, _ in temps)
         encoder = self.encoder
         for o in program.ops:
             if isinstance(o, Launch):
