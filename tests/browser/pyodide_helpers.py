@@ -9,10 +9,10 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
+from kernel_fuzz import dot_general_ref  # noqa: F401  (the one reference, re-exported)
 
 import tenferro_web as tw
 
-LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # f32 has a 24-bit significand: sums of K products of values of magnitude <= 1 carry a rounding
 # error below K * 2**-24 * sum|a||b|; 4x that bound keeps the check tight but never flaky.
 F32_EPS = 2.0**-24
@@ -48,30 +48,6 @@ def sample(rng: np.random.Generator, shape, dtype, integers: bool = False) -> np
     if dtype.kind == "c":
         return (real(shape) + 1j * real(shape)).astype(dtype)
     return real(shape).astype(dtype)
-
-
-def dot_general_ref(lhs, rhs, lc, rc, lb=(), rb=(), lconj=False, rconj=False) -> np.ndarray:
-    """numpy.einsum (in float64/complex128) with dot_general's output order."""
-    lhs = np.asarray(lhs, dtype=np.complex128 if np.iscomplexobj(lhs) else np.float64)
-    rhs = np.asarray(rhs, dtype=np.complex128 if np.iscomplexobj(rhs) else np.float64)
-    if lconj:
-        lhs = np.conj(lhs)
-    if rconj:
-        rhs = np.conj(rhs)
-    symbols = iter(LETTERS)
-    ls, rs = [None] * lhs.ndim, [None] * rhs.ndim
-    for a, b in zip(lc, rc):
-        ls[a] = rs[b] = next(symbols)
-    for a, b in zip(lb, rb):
-        ls[a] = rs[b] = next(symbols)
-    lf = [a for a in range(lhs.ndim) if ls[a] is None]
-    rf = [b for b in range(rhs.ndim) if rs[b] is None]
-    for a in lf:
-        ls[a] = next(symbols)
-    for b in rf:
-        rs[b] = next(symbols)
-    out = "".join([ls[a] for a in lf] + [rs[b] for b in rf] + [ls[a] for a in lb])
-    return np.einsum(f"{''.join(ls)},{''.join(rs)}->{out}", lhs, rhs)
 
 
 def assert_gemm_close(got: np.ndarray, want: np.ndarray, k: int, scale: float = 1.0) -> None:

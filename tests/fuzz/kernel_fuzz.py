@@ -170,7 +170,8 @@ def dot_case(rng: np.random.Generator):
     async def run(rt):
         got = await tw.dot_general_with_conj(lhs.device(rt), rhs.device(rt), lc, rc, lb, rb,
                                              lconj, rconj).download()
-        return got, dot_reference(lhs.host, rhs.host, lc, rc, lb, rb, lconj, rconj)
+        want = dot_general_ref(lhs.host, rhs.host, lc, rc, lb, rb, lconj, rconj)
+        return got, want.astype(dtype)
 
     conj = f", conj=({lconj}, {rconj})" if dtype.kind == "c" else ""
     text = (f"{dtype.name} dot_general({lhs!r}, {rhs!r}, lc={lc}, rc={rc}, lb={lb}, rb={rb}"
@@ -178,7 +179,9 @@ def dot_case(rng: np.random.Generator):
     return text, run
 
 
-def dot_reference(lhs, rhs, lc, rc, lb, rb, lconj, rconj) -> np.ndarray:
+def dot_general_ref(lhs, rhs, lc, rc, lb=(), rb=(), lconj=False, rconj=False) -> np.ndarray:
+    """numpy.einsum in float64/complex128 with dot_general's output order
+    ``[lhs free, rhs free, batch]``: the reference every lane compares with."""
     ls, rs = [None] * lhs.ndim, [None] * rhs.ndim
     symbols = iter("abcdefghijklmnop")
     for a, b in [*zip(lc, rc), *zip(lb, rb)]:
@@ -192,7 +195,7 @@ def dot_reference(lhs, rhs, lc, rc, lb, rb, lconj, rconj) -> np.ndarray:
     out = "".join([ls[a] for a in lf] + [rs[b] for b in rf] + [ls[a] for a in lb])
     lhs = np.conj(lhs) if lconj else lhs
     rhs = np.conj(rhs) if rconj else rhs
-    return einsum_ref(f"{''.join(ls)},{''.join(rs)}->{out}", lhs, rhs).astype(lhs.dtype)
+    return einsum_ref(f"{''.join(ls)},{''.join(rs)}->{out}", lhs, rhs)
 
 
 def copy_case(rng: np.random.Generator, transpose: bool):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kernel_fuzz import dot_general_ref
 from kernel_model import run_program
 
 import tenferro_web as tw
@@ -123,22 +124,8 @@ def dot_problems(draw):
 
 
 def reference(lhs, rhs, cfg: DotGeneralConfig, conj) -> np.ndarray:
-    wide = np.complex128 if np.iscomplexobj(lhs) else np.float64
-    lhs, rhs = lhs.astype(wide), rhs.astype(wide)
-    lhs, rhs = (np.conj(lhs) if conj[0] else lhs), (np.conj(rhs) if conj[1] else rhs)
-    letters = iter("abcdefghijklmnop")
-    ls, rs = [None] * lhs.ndim, [None] * rhs.ndim
-    for a, b in [*zip(cfg.lhs_contracting, cfg.rhs_contracting),
-                 *zip(cfg.lhs_batch, cfg.rhs_batch)]:
-        ls[a] = rs[b] = next(letters)
-    lf = [a for a in range(lhs.ndim) if ls[a] is None]
-    rf = [b for b in range(rhs.ndim) if rs[b] is None]
-    for a in lf:
-        ls[a] = next(letters)
-    for b in rf:
-        rs[b] = next(letters)
-    out = "".join([ls[a] for a in lf] + [rs[b] for b in rf] + [ls[a] for a in cfg.lhs_batch])
-    return np.einsum(f"{''.join(ls)},{''.join(rs)}->{out}", lhs, rhs)
+    return dot_general_ref(lhs, rhs, cfg.lhs_contracting, cfg.rhs_contracting, cfg.lhs_batch,
+                           cfg.rhs_batch, *conj)
 
 
 def lowered(lower, *args):

@@ -89,6 +89,9 @@ class BufferPool:
     def return_staging(self, buffer_id: int, capacity: int) -> None:
         """Keep an unmapped staging buffer for reuse, evicting the least recently used past
         the cap (a buffer larger than the cap is destroyed at once)."""
+        if capacity > self.staging_cap:
+            self.transport.destroy_buffer(buffer_id)
+            return
         self.staging[buffer_id] = capacity
         self.staging_bytes += capacity
         while self.staging_bytes > self.staging_cap:
