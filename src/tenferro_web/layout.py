@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .arguments import integer, integers
 from .errors import (
     AxisOutOfBounds,
     DuplicateAxis,
@@ -34,13 +35,12 @@ def checked_product(op: str, dims: Sequence[int], argument: str = "shape") -> in
 
 
 def check_shape(op: str, shape: Sequence[int]) -> tuple[int, ...]:
-    out = []
-    for axis, d in enumerate(shape):
-        if not isinstance(d, int) or isinstance(d, bool) or d < 0:
-            raise InvalidArgument(op, "shape", f"extent {d!r} of axis {axis} is not an int >= 0")
-        out.append(int(d))
+    out = integers(op, "shape", shape)
+    for axis, d in enumerate(out):
+        if d < 0:
+            raise InvalidArgument(op, "shape", f"extent {d} of axis {axis} is negative")
     checked_product(op, out)
-    return tuple(out)
+    return out
 
 
 def compact_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -96,8 +96,8 @@ def validate_view(op: str, shape: Sequence[int], strides: Sequence[int], offset:
                   backing_len: int) -> ViewLayout:
     """Upstream ``TensorLayout::from_parts``: rank, bounds and overflow checks, in that order."""
     shape = check_shape(op, shape)
-    strides = tuple(int(s) for s in strides)
-    offset = int(offset)
+    strides = integers(op, "strides", strides)
+    offset = integer(op, "offset", offset)
     if len(shape) != len(strides):
         raise RankMismatch(op, len(shape), len(strides), what="shape/strides rank")
     if any(d == 0 for d in shape):
@@ -114,8 +114,7 @@ def validate_view(op: str, shape: Sequence[int], strides: Sequence[int], offset:
 
 def normalize_axis(op: str, axis: int, rank: int, role: str) -> int:
     """numpy's axis rule: ``-rank <= axis < rank``, negatives count from the end."""
-    if not isinstance(axis, int) or isinstance(axis, bool):
-        raise InvalidArgument(op, role, f"axis {axis!r} is not an int")
+    axis = integer(op, role, axis)
     if not -rank <= axis < rank:
         raise AxisOutOfBounds(op, axis, rank, role=role)
     return axis % rank
@@ -123,7 +122,7 @@ def normalize_axis(op: str, axis: int, rank: int, role: str) -> int:
 
 def validate_permutation(op: str, perm: Sequence[int], rank: int) -> tuple[int, ...]:
     """Upstream ``validate_permutation_axes``: length, bounds, then duplicates."""
-    perm = tuple(perm)
+    perm = integers(op, "permutation", perm)
     if len(perm) != rank:
         raise RankMismatch(op, rank, len(perm), what="permutation length")
     axes = tuple(normalize_axis(op, axis, rank, "permutation") for axis in perm)

@@ -72,3 +72,18 @@ def test_transfers_of_every_dtype(rt):
                   np.complex128):
         host = (rng.random((5, 3, 2)) * 100).astype(dtype)
         np.testing.assert_array_equal(rt.upload(host).download_sync(), host)
+
+
+def test_numpy_valid_arguments_and_bad_host_data(rt):
+    rng = np.random.default_rng(3)
+    a, b = ints(rng, (3, 4), np.float32), ints(rng, (4, 5), np.float32)
+    got = tw.dot_general(rt.upload(a), rt.upload(b), [np.int64(1)], [np.int32(0)]).download_sync()
+    np.testing.assert_array_equal(got, a.astype(np.float64) @ b)
+    with pytest.raises(tw.InvalidArgument, match="cannot make a regular array"):
+        rt.upload([[1.0, 2.0], [3.0]])
+    t = rt.upload(a)
+    with pytest.raises(tw.InvalidArgument, match="'strides': 1.5"):
+        t.view((2, 2), (1.5, 3), 0)
+    with pytest.raises(tw.InvalidArgument, match="'offset': None"):
+        t.view((2, 2), (1, 3), None)
+    np.testing.assert_array_equal(t.download_sync(), a)  # nothing was lost on the way

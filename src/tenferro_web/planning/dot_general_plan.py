@@ -16,6 +16,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..arguments import integers
 from ..dtypes import DType
 from ..errors import (
     AxisOutOfBounds,
@@ -45,17 +46,11 @@ class DotGeneralConfig:
     @classmethod
     def of(cls, lhs_contracting: Sequence[int], rhs_contracting: Sequence[int],
            lhs_batch: Sequence[int] = (), rhs_batch: Sequence[int] = ()) -> DotGeneralConfig:
-        def axes(values: Sequence[int], role: str) -> tuple[int, ...]:
-            out = []
-            for v in values:
-                if not isinstance(v, int) or isinstance(v, bool):
-                    raise InvalidArgument(CONFIG_OP, role, f"axis {v!r} is not an int")
-                out.append(int(v))
-            return tuple(out)
-
-        return cls(axes(lhs_contracting, "lhs_contracting_dims"),
-                   axes(rhs_contracting, "rhs_contracting_dims"),
-                   axes(lhs_batch, "lhs_batch_dims"), axes(rhs_batch, "rhs_batch_dims"))
+        """Axes are any integers (numpy's too), in lists, tuples or integer arrays."""
+        return cls(integers(CONFIG_OP, "lhs_contracting_dims", lhs_contracting),
+                   integers(CONFIG_OP, "rhs_contracting_dims", rhs_contracting),
+                   integers(CONFIG_OP, "lhs_batch_dims", lhs_batch),
+                   integers(CONFIG_OP, "rhs_batch_dims", rhs_batch))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..arguments import host_array
 from ..dtypes import DType
 from ..errors import BackendFailure, DeviceLost, RuntimeStateError
 from ..lowering.copy import lower_copy
@@ -175,7 +176,7 @@ class Device:
         """A device copy of a host array (any memory order, any of the seven dtypes)."""
         op = "upload"
         self.check_usable(op)
-        host = np.asarray(array)
+        host = host_array(op, array)
         dtype = DType.from_numpy(host.dtype, op)
         if host.dtype != dtype.numpy:
             host = host.astype(dtype.numpy)  # big-endian input

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..arguments import integer
 from ..dtypes import DType
 from ..errors import InvalidArgument, MappingSpanError, UnsupportedError
 from ..layout import ISIZE_MAX, ViewLayout, compact_strides, dense_layout, validate_view
@@ -75,9 +76,11 @@ class Allocation:
 def mapping_range(op: str, byte_offset: int, byte_len: int, allocation_len: int,
                   itemsize: int) -> range:
     """Upstream's provider mapping-range checks: overflow, extent, then element alignment."""
+    byte_offset = integer(op, "byte_offset", byte_offset)
+    byte_len = integer(op, "byte_len", byte_len)
     for name, value in (("byte_offset", byte_offset), ("byte_len", byte_len)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InvalidArgument(op, name, f"{value!r} is not an int >= 0")
+        if value < 0:
+            raise InvalidArgument(op, name, f"{value} is negative")
     end = byte_offset + byte_len
     if end > ISIZE_MAX:
         raise MappingSpanError(op, f"WebGPU mapping span {byte_offset}+{byte_len} overflows")

@@ -133,15 +133,18 @@ def _parse(text: str, shapes: list[tuple[int, ...]]) -> Subscripts:
             raise SubscriptError(OP, "", out_terms[1][1] - 1, "the output has no ','")
         output = []
         tokens, pos = out_terms[0]
+        seen = 0  # where in out_text the next token starts, for carets under the right one
         for tok in tokens:
+            at = out_text.index(tok, seen)
+            seen = at + len(tok)
             if tok == "...":
                 output.extend(ellipsis)
                 continue
             if tok in output:
-                raise SubscriptError(OP, "", arrow + 2 + out_text.index(tok),
+                raise SubscriptError(OP, "", arrow + 2 + at,
                                      f"output label {tok!r} appears more than once")
             if tok not in sizes:
-                raise SubscriptError(OP, "", arrow + 2 + out_text.index(tok),
+                raise SubscriptError(OP, "", arrow + 2 + at,
                                      f"output label {tok!r} is not in any operand")
             output.append(tok)
         if width and "..." not in tokens and any(lab in sizes for lab in ellipsis):
