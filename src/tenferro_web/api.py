@@ -90,12 +90,12 @@ def _materialize(op: str, x: TensorLike, perm: Sequence[int] | None, permute: bo
 def to_contiguous(x: TensorLike) -> Tensor:
     """Materialise a strided view (signed strides, offset) into a fresh compact tensor on the
     same device and allocation domain, with a new allocation id."""
-    return _materialize("webgpu_to_contiguous", x, None, permute=False)
+    return _materialize("to_contiguous", x, None, permute=False)
 
 
 def transpose(x: TensorLike, perm: Sequence[int] | None = None) -> Tensor:
     """``numpy.transpose`` into a fresh compact column-major tensor."""
-    return _materialize("webgpu_transpose", x, perm, permute=True)
+    return _materialize("transpose", x, perm, permute=True)
 
 
 def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Sequence[int],
@@ -103,7 +103,7 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
                           rhs_batch: Sequence[int] = (), lhs_conj: bool = False,
                           rhs_conj: bool = False) -> Tensor:
     """``dot_general`` with conjugation flags (ignored for F32, as conj is the identity)."""
-    op = "webgpu_dot_general"
+    op = "dot_general"
     a = operand(op, lhs, "lhs")
     b = operand(op, rhs, "rhs")
     cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)

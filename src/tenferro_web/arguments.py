@@ -34,13 +34,9 @@ def integers(op: str, argument: str, values: Any) -> tuple[int, ...]:
 
 def host_array(op: str, value: Any) -> np.ndarray:
     """``numpy.asarray(value)``, or a typed error when numpy cannot make a regular array of it
-    (ragged nesting, objects)."""
+    (ragged nesting). Its dtype is the caller's to check (UnsupportedDType names it)."""
     try:
-        array = np.asarray(value)
+        return np.asarray(value)
     except (ValueError, TypeError) as error:
         raise InvalidArgument(op, "array", f"numpy cannot make a regular array of it ({error}); "
                                            "give equal-length rows of numbers") from None
-    if array.dtype == object:
-        raise InvalidArgument(op, "array", "numpy made an array of Python objects of it; give "
-                                           "numbers (of one of the seven dtypes)")
-    return array

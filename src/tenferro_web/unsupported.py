@@ -26,7 +26,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 def _rejecting(name: str, family: str) -> Callable[..., None]:
     def op(*args: object, **kwargs: object) -> None:
         raise UnsupportedError(
-            f"webgpu_{name}",
+            name,
             f"{family} op {name!r} is not implemented on WebGPU; download the tensors with "
             "`await tensor.download()` and use numpy (or another backend) for it")
 

@@ -112,7 +112,7 @@ async def test_copies_refuse_bad_input_with_typed_errors(selenium):
 
     rt = await tw_testing.runtime()
     t = rt.upload(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
-    with pytest.raises(tw.RankMismatch, match="webgpu_transpose"):
+    with pytest.raises(tw.RankMismatch, match="transpose: "):
         tw.transpose(t, [0, 1])
     with pytest.raises(tw.AxisOutOfBounds, match="permutation axis 3"):
         tw.transpose(t, [0, 1, 3])
@@ -121,9 +121,9 @@ async def test_copies_refuse_bad_input_with_typed_errors(selenium):
     with pytest.raises(tw.DuplicateAxis):
         tw.transpose(t, [0, 1, -2])
     for dtype in (np.float64, np.int64, np.complex128):
-        with pytest.raises(tw.UnsupportedDType, match="webgpu_transpose: does not support"):
+        with pytest.raises(tw.UnsupportedDType, match="^transpose: does not support"):
             tw.transpose(rt.upload(np.zeros((2, 2), dtype)))
-        with pytest.raises(tw.UnsupportedDType, match="webgpu_to_contiguous"):
+        with pytest.raises(tw.UnsupportedDType, match="^to_contiguous: "):
             tw.to_contiguous(rt.upload(np.zeros((2, 2), dtype)))
     with pytest.raises(tw.RuntimeStateError, match="upload it first"):
         tw.transpose(np.zeros((2, 2), np.float32))

@@ -47,8 +47,7 @@ def test_views_refuse_float_strides_and_missing_offsets():
 def test_host_data_numpy_cannot_make_regular_is_refused():
     with pytest.raises(tw.InvalidArgument, match="cannot make a regular array"):
         host_array("upload", [[1.0, 2.0], [3.0]])
-    with pytest.raises(tw.InvalidArgument, match="array of Python objects"):
-        host_array("upload", [object()])
+    assert host_array("upload", [object()]).dtype == object  # then UnsupportedDType names it
     assert host_array("upload", [[1, 2], [3, 4]]).shape == (2, 2)
     with pytest.raises(tw.InvalidArgument, match="not a sequence of integers"):
         integers("dot_general", "lhs_batch_dims", 3)

@@ -25,7 +25,7 @@ class AdapterProfile:
            ) -> AdapterProfile:
         """``kernels`` overrides the adapter's family: "auto", "cpu" or "gpu"."""
         if kernels not in KERNEL_FAMILIES:
-            raise InvalidArgument("webgpu_runtime_init", "kernels",
+            raise InvalidArgument("WebGpuRuntime.create", "kernels",
                                   f"{kernels!r} is not 'auto', 'cpu' or 'gpu'")
         return cls(cpu=is_cpu_adapter if kernels == "auto" else kernels == "cpu",
                    max_workgroups_per_dimension=limits["maxComputeWorkgroupsPerDimension"],

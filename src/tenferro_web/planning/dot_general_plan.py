@@ -29,8 +29,7 @@ from ..errors import (
 )
 from ..layout import ViewLayout, checked_product
 
-CONFIG_OP = "dot_general"
-OP = "webgpu_dot_general"
+OP = CONFIG_OP = "dot_general"  # messages start with the public op's name
 GEMM_DTYPES = (DType.F32, DType.C32)
 
 
@@ -98,10 +97,12 @@ def check_gemm_dtypes(lhs: DType, rhs: DType) -> DType:
     if lhs != rhs:
         raise DTypeMismatch(OP, lhs, rhs)
     if lhs not in GEMM_DTYPES:
+        why = "WGSL has no f64" if lhs in (DType.F64, DType.C64) else \
+            "integer and bool products are not implemented"
         raise UnsupportedDType(
             OP, lhs,
-            "WebGPU GEMM runs F32 and C32 only (WGSL has no f64); download the tensors and use "
-            "numpy for this dtype, or convert to float32/complex64 before uploading",
+            f"WebGPU GEMM runs F32 and C32 only ({why}); download the tensors and use numpy "
+            "for this dtype, or convert to float32/complex64 before uploading",
         )
     return lhs
 

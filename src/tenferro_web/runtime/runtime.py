@@ -27,7 +27,7 @@ class WebGpuRuntime:
 
         ``kernels`` picks the kernel family: "auto" (from the adapter), "cpu" (register blocks
         without barriers, best on software adapters) or "gpu" (workgroup-memory tiles)."""
-        op = "webgpu_runtime_init"
+        op = "WebGpuRuntime.create"
         from ..transport.browser import BrowserTransport, in_browser
 
         if not in_browser():
@@ -43,7 +43,7 @@ class WebGpuRuntime:
         reach (the real-GPU benchmark lane) or on CPU Vulkan drivers."""
         from ..transport.native import NativeTransport
 
-        return cls(Device(NativeTransport.open(power_preference, "webgpu_runtime_init"), 0,
+        return cls(Device(NativeTransport.open(power_preference, "WebGpuRuntime.native"), 0,
                           kernels))
 
     @classmethod
@@ -98,7 +98,7 @@ class WebGpuRuntime:
 
     async def synchronize(self) -> None:
         """Submit pending work and wait until the GPU finished it (the host barrier)."""
-        await self._device.synchronize("webgpu_runtime_synchronize")
+        await self._device.synchronize("synchronize")
 
     def synchronize_sync(self) -> None:
         self._device.transport.run_sync(self._device.synchronize("synchronize_sync"),
