@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 
 from .dtypes import DType
-from .errors import ForeignDomain, InvalidArgument, RuntimeStateError, UnsupportedDType
+from .errors import (
+    DTypeMismatch,
+    ForeignDomain,
+    InvalidArgument,
+    RuntimeStateError,
+    UnsupportedDType,
+)
 from .layout import ViewLayout, dense_layout
 from .lowering.copy import lower_copy
 from .lowering.einsum import lower_einsum
@@ -107,7 +113,12 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
     a = operand(op, lhs, "lhs")
     b = operand(op, rhs, "rhs")
     cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
-    plan = plan_dot_general(a.dtype, a.layout, b.dtype, b.layout, cfg)
+    try:
+        plan = plan_dot_general(a.dtype, a.layout, b.dtype, b.layout, cfg)
+    except (DTypeMismatch, UnsupportedDType):
+        # A host array's dtype says little: what the caller must do is upload it.
+        resident_device(op, a, b)
+        raise
     device = resident_device(op, a, b)
     assert a.tensor is not None and b.tensor is not None
     complex_ = plan.dtype.is_complex  # conj is the identity on reals: one program for F32

@@ -179,3 +179,27 @@ async def test_every_other_backend_op_is_an_explicit_unsupported_error(selenium)
         assert "download" in message and "numpy" in message
         assert info.value.kind is tw.ErrorKind.UNSUPPORTED
     np.testing.assert_array_equal(await t.download(), np.ones((2, 2)))
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_closing_the_runtime_while_a_download_waits(selenium):
+    import asyncio
+
+    import numpy as np
+    import pytest
+
+    import tenferro_web as tw
+
+    rt = await tw.WebGpuRuntime.create()
+    a = rt.upload(np.ones((512, 512), np.float32))
+    busy = tw.dot_general(a, a, [1], [0])  # keeps the queue busy for tens of milliseconds
+    pending = asyncio.ensure_future(busy.download())
+    await asyncio.sleep(0)  # the download is now waiting for mapAsync
+    rt.close()
+    with pytest.raises(tw.RuntimeStateError, match="^download: the runtime was closed while"):
+        await pending
+    with pytest.raises(tw.RuntimeStateError, match="was closed; create a new one"):
+        await a.download()
+    fresh = await tw.WebGpuRuntime.create()
+    assert (await fresh.upload(np.arange(3, dtype=np.float32)).download()).tolist() == [0, 1, 2]
+    fresh.close()

@@ -215,7 +215,13 @@ class Device:
         try:
             self.encoder.copy(tensor.allocation.buffer_id, start, staging, 0, span)
             self.flush()
-            await self.transport.map_staging(staging, op)
+            try:
+                await self.transport.map_staging(staging, op)
+            except BackendFailure:
+                if self.closed:  # close() while this download waited: the caller's doing
+                    raise RuntimeStateError(op, "the runtime was closed while this download "
+                                                "was pending; download before closing") from None
+                raise
             if start == byte_offset and span == nbytes:
                 self.transport.copy_mapped(staging, dest.view(np.uint8), nbytes)
             else:
