@@ -103,20 +103,35 @@ def _parse(text: str, shapes: list[tuple[int, ...]]) -> Subscripts:
             if lab.startswith("…"):
                 labels[idx] = f"…{width - k + int(lab[1:])}"
 
-    sizes: dict[str, int] = {}
+    # numpy's rules: a label repeated within one operand has one extent there; across
+    # operands extents agree or are 1 (broadcasting, which is valid but not run here).
+    extents: dict[str, list[int]] = {}
     for labels, shape in zip(inputs, shapes):
+        mine: dict[str, int] = {}
         for lab, extent in zip(labels, shape):
-            if lab in sizes and sizes[lab] != extent:
-                if 1 in (sizes[lab], extent):
-                    raise UnsupportedError(
-                        OP, f"label {show_label(lab)} has extents {sizes[lab]} and {extent}: "
-                            "broadcasting needs broadcast_in_dim, which WebGPU does not run "
-                            "here; give the operands equal extents")
+            if mine.setdefault(lab, extent) != extent:
                 raise ShapeMismatch(
-                    OP, "ExpectedActual",
-                    f"label {show_label(lab)} has extents {sizes[lab]} and {extent}",
-                    label=lab, expected=sizes[lab], actual=extent)
-            sizes[lab] = extent
+                    OP, "ExpectedActual", f"label {show_label(lab)} repeats within one operand "
+                    f"with extents {mine[lab]} and {extent}", label=lab, expected=mine[lab],
+                    actual=extent)
+        for lab, extent in mine.items():
+            extents.setdefault(lab, []).append(extent)
+    sizes: dict[str, int] = {}
+    for lab, seen in extents.items():
+        wide = sorted(set(seen) - {1})
+        if len(wide) > 1:
+            raise ShapeMismatch(OP, "ExpectedActual", f"label {show_label(lab)} has extents "
+                                f"{wide[0]} and {wide[1]}", label=lab, expected=wide[0],
+                                actual=wide[1])
+    broadcast = None  # refused once the subscripts are known valid: numpy's errors come first
+    for lab, seen in extents.items():
+        wide = sorted(set(seen) - {1})
+        if wide and 1 in seen and broadcast is None:
+            broadcast = UnsupportedError(
+                OP, f"label {show_label(lab)} has extents 1 and {wide[0]}: broadcasting needs "
+                    "broadcast_in_dim, which WebGPU does not run here; give the operands equal "
+                    "extents")
+        sizes[lab] = wide[0] if wide else 1
 
     ellipsis = [f"…{j}" for j in range(width)]
     if arrow == -1:
@@ -147,11 +162,11 @@ def _parse(text: str, shapes: list[tuple[int, ...]]) -> Subscripts:
                 raise SubscriptError(OP, "", arrow + 2 + at,
                                      f"output label {tok!r} is not in any operand")
             output.append(tok)
-        if width and "..." not in tokens and any(lab in sizes for lab in ellipsis):
-            extents = [sizes[lab] for lab in ellipsis if lab in sizes]
-            if any(e != 1 for e in extents):
-                raise SubscriptError(OP, "", len(text), "the operands have ellipsis axes, so "
-                                                        "the output needs '...'")
+        if width and "..." not in tokens:
+            raise SubscriptError(OP, "", len(text), "the operands have ellipsis axes, so "
+                                                    "the output needs '...'")
+    if broadcast is not None:
+        raise broadcast
     return Subscripts(tuple(tuple(x) for x in inputs), tuple(output), sizes)
 
 
