@@ -148,10 +148,10 @@ def _parse(text: str, shapes: list[tuple[int, ...]]) -> Subscripts:
             raise SubscriptError(OP, "", out_terms[1][1] - 1, "the output has no ','")
         output = []
         tokens, pos = out_terms[0]
-        seen = 0  # where in out_text the next token starts, for carets under the right one
+        next_at = 0  # where in out_text the next token starts, for carets under the right one
         for tok in tokens:
-            at = out_text.index(tok, seen)
-            seen = at + len(tok)
+            at = out_text.index(tok, next_at)
+            next_at = at + len(tok)
             if tok == "...":
                 output.extend(ellipsis)
                 continue
