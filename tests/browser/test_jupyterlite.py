@@ -26,14 +26,22 @@ def lite_site():
 
 
 ARTIFACTS = ROOT / "build" / "artifacts"
+KERNEL_IDLE = """() => {
+  const status = document.querySelector(".jp-Notebook-ExecutionIndicator");
+  const kernel = document.querySelector(".jp-KernelName");
+  return status && kernel && status.dataset.status === "idle"
+      && kernel.textContent.trim() !== "No Kernel";
+}"""
 
 
 def run_notebook(site: Path) -> tuple[dict[str, str], list[str]]:
-    """Open the notebook, Run All, and collect what it printed. Once in six cold runs of the
-    whole suite the last output never came (the old 600 s wait ran out, recording nothing).
-    A page none of whose cells has started after 150 s is opened afresh (at most twice: the
-    notebook UI, not this package, never ran anything); a cell that started and did not finish
-    fails at once, with a screenshot, the prompts, the outputs and the console."""
+    """Open the notebook, wait for its kernel, Run All, and collect what it printed.
+
+    Once in six cold runs of the whole suite no cell ever started: Run All had been clicked
+    while the kernel was still starting (the console showed Pyodide loading its packages, the
+    prompts stayed empty). So Run All waits for the kernel; and should the UI still run
+    nothing, the page is opened afresh (at most twice, logged in build/artifacts). A cell that
+    started and did not finish fails at once, with a screenshot, prompts, outputs and console."""
     guard = OffsiteGuard()
     guard.start()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -45,6 +53,11 @@ def run_notebook(site: Path) -> tuple[dict[str, str], list[str]]:
                 page.on("console", lambda m, log=console: log.append(f"[{m.type}] {m.text}"))
                 page.goto(f"{base}/notebooks/index.html?path={NOTEBOOK}")
                 page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+                # Run All only once the kernel has started and is idle: before that the
+                # indicator reads "idle" for "No Kernel", and a Run All then may run nothing.
+                for _ in range(2):  # and still idle a second later
+                    page.wait_for_function(KERNEL_IDLE, timeout=120_000)
+                    page.wait_for_timeout(1000)
                 page.get_by_role("menuitem", name="Run").first.click()
                 page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
                 try:
@@ -63,6 +76,9 @@ def run_notebook(site: Path) -> tuple[dict[str, str], list[str]]:
                                     f"prompts {prompts}, outputs {outputs}, console "
                                     f"{console[-20:]}; screenshot "
                                     "build/artifacts/jupyterlite-stuck.png")
+                    with (ARTIFACTS / "jupyterlite-retries.log").open("a") as log:
+                        log.write(f"attempt {attempt + 1}: no cell started; prompts {prompts}; "
+                                  f"console {console[-20:]}\n")
                     page.close()
             texts = page.locator(".jp-OutputArea-output").all_inner_texts()
             page.screenshot(path=str(ARTIFACTS / "jupyterlite.png"), full_page=True)
