@@ -6,7 +6,8 @@ planners), then residency, then work appended to the pending command stream.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,17 @@ def resident_device(op: str, *operands: Operand) -> Device:
     return device
 
 
+@contextlib.contextmanager
+def host_operands_first(op: str, operands: Sequence[Operand]) -> Iterator[None]:
+    """Planning checks dtypes before residency, as upstream; but a dtype error about a host
+    array says little: what the caller must do is upload it, so that is the error raised."""
+    try:
+        yield
+    except (DTypeMismatch, UnsupportedDType):
+        resident_device(op, *operands)
+        raise
+
+
 def check_copy_dtype(op: str, dtype: DType) -> None:
     if dtype not in COPY_DTYPES:
         raise UnsupportedDType(
@@ -113,12 +125,8 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
     a = operand(op, lhs, "lhs")
     b = operand(op, rhs, "rhs")
     cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
-    try:
+    with host_operands_first(op, (a, b)):
         plan = plan_dot_general(a.dtype, a.layout, b.dtype, b.layout, cfg)
-    except (DTypeMismatch, UnsupportedDType):
-        # A host array's dtype says little: what the caller must do is upload it.
-        resident_device(op, a, b)
-        raise
     device = resident_device(op, a, b)
     assert a.tensor is not None and b.tensor is not None
     complex_ = plan.dtype.is_complex  # conj is the identity on reals: one program for F32
@@ -143,7 +151,7 @@ def einsum_path(subscripts: str, *operands: Any, optimize: str | Sequence[Any] =
     """Like ``numpy.einsum_path``: the chosen path (numpy's format) and the plan, whose
     ``str()`` is a report with FLOP estimates. Operands may be device tensors, views or numpy
     arrays (only their shapes and dtypes are read)."""
-    plan, _ = _plan_einsum(subscripts, operands, optimize)
+    plan = _plan_einsum(subscripts, _einsum_operands(operands), optimize)
     return plan.numpy_path, plan
 
 
@@ -164,17 +172,21 @@ async def einsum(subscripts: str, *operands: TensorLike,
     return _run_einsum(plan, device, operands, programs)
 
 
-def _plan_einsum(subscripts: str, operands: Sequence[Any], optimize: str | Sequence[Any]
-                 ) -> tuple[EinsumPlan, list[Operand]]:
-    ops = [operand(EINSUM, x, f"operand {i}") for i, x in enumerate(operands)]
-    plan = plan_einsum(subscripts, [o.layout for o in ops], [o.dtype for o in ops], optimize)
-    return plan, ops
+def _plan_einsum(subscripts: str, ops: Sequence[Operand], optimize: str | Sequence[Any]
+                 ) -> EinsumPlan:
+    return plan_einsum(subscripts, [o.layout for o in ops], [o.dtype for o in ops], optimize)
+
+
+def _einsum_operands(operands: Sequence[Any]) -> list[Operand]:
+    return [operand(EINSUM, x, f"operand {i}") for i, x in enumerate(operands)]
 
 
 def _plan_einsum_on_device(subscripts: str, operands: Sequence[Any],
                            optimize: str | Sequence[Any]) -> tuple[EinsumPlan, Device]:
     """Plan first, then check residency (the order dot_general keeps)."""
-    plan, ops = _plan_einsum(subscripts, operands, optimize)
+    ops = _einsum_operands(operands)
+    with host_operands_first(EINSUM, ops):
+        plan = _plan_einsum(subscripts, ops, optimize)
     return plan, resident_device(EINSUM, *ops)
 
 

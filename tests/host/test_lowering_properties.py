@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kernel_fuzz import dot_general_ref
+from kernel_fuzz import dot_general_ref, ints
+from kernel_fuzz import gather as fuzz_gather
 from kernel_model import run_program
 
 import tenferro_web as tw
@@ -59,19 +60,11 @@ def views(draw, shape):
 
 
 def gather(flat: np.ndarray, view: ViewLayout) -> np.ndarray:
-    index = np.full(view.shape, view.offset)
-    for axis, (d, s) in enumerate(zip(view.shape, view.strides)):
-        shape = [1] * len(view.shape)
-        shape[axis] = d
-        index = index + np.arange(d).reshape(shape) * s
-    return flat[index]
+    return fuzz_gather(flat, view.shape, view.strides, view.offset)
 
 
-def small_ints(rng, size, dtype):
-    data = rng.integers(-4, 5, size).astype(np.float64)
-    if dtype is DType.C32:
-        data = data + 1j * rng.integers(-4, 5, size)
-    return data.astype(dtype.numpy)
+def small_ints(rng, size, dtype: DType) -> np.ndarray:
+    return ints(rng, size, dtype.numpy)
 
 
 # --- dot_general problems ------------------------------------------------------------------

@@ -171,6 +171,8 @@ ROWS = [
      tw.UnsupportedDType, "einsum: does not support dtype F64"),
     ("einsum host operand", lambda k: tw.einsum_sync("ij,jk", F32, k.b), tw.RuntimeStateError,
      "upload it first"),
+    ("einsum host f64 operand", lambda k: tw.einsum_sync("ij,jk", F32.astype(np.float64), k.b),
+     tw.RuntimeStateError, "upload it first"),
     ("einsum foreign", lambda k: tw.einsum_sync("ij,jk", k.a, k.foreign), tw.ForeignDomain,
      "ForeignDomain"),
     ("einsum subscripts type", lambda k: tw.einsum_sync(3, k.a), tw.InvalidArgument,
