@@ -27,7 +27,7 @@ DAWN_ICD ?= /usr/lib/chromium/vk_swiftshader_icd.json
 DAWN_NODE := VK_ICD_FILENAMES=$(DAWN_ICD) node --import ./tools/dawn_host.mjs
 # The browser tests that also run in Node.js + Dawn (the Chromium-only ones stay in Chromium).
 DAWN_TESTS := tests/browser/test_dot_general.py tests/browser/test_einsum.py \
-              tests/browser/test_fuzz.py
+              tests/browser/test_fuzz.py tests/browser/test_memory.py
 
 .PHONY: help demo test lint test-host test-browser test-dawn bench lite dist wheel clean fuzz \
         h200-bundle
@@ -72,6 +72,8 @@ $(SITE)/index.html: $(wildcard demo/*) $(PYODIDE_DIST)/pyodide-lock.json
 # The JupyterLite site (staged outside $(LITE): jupyterlite-core skips config files whose path
 # starts with the output path): the example notebook, the Pyodide kernel pointed at the local dist
 # (whose lock lists tenferro-web), and `comm`, which the kernel needs and the dist lacks.
+# jupyter lite dates what it writes 1985-10-26 (reproducible builds), so the index is touched
+# last: otherwise it stays older than its prerequisites and every `make test` rebuilds the site.
 $(LITE)/index.html: $(wildcard lite/* lite/*/*) $(PYODIDE_DIST)/pyodide-lock.json
 	rm -rf $(BUILD)/staging-lite $(LITE) && cp -r lite $(BUILD)/staging-lite && mkdir -p .cache/wheels
 	test -f .cache/wheels/comm-0.2.2-py3-none-any.whl || $(PY) -m pip download -q --no-deps \
@@ -79,6 +81,7 @@ $(LITE)/index.html: $(wildcard lite/* lite/*/*) $(PYODIDE_DIST)/pyodide-lock.jso
 	mkdir -p $(BUILD)/staging-lite/pypi && cp .cache/wheels/comm-0.2.2-py3-none-any.whl $(BUILD)/staging-lite/pypi/
 	cd $(BUILD)/staging-lite && ../../$(VENV)/bin/jupyter lite build --lite-dir . --output-dir ../lite >/dev/null
 	mkdir -p $(LITE)/static && cp -r $(PYODIDE_DIST) $(LITE)/static/pyodide
+	touch $@
 
 lite: $(LITE)/index.html
 	$(if $(SERVE),$(PY) tools/demo.py $(LITE) --serve $(or $(PORT),8001) --page notebooks/index.html?path=tenferro_web_example.ipynb)
@@ -131,7 +134,7 @@ endif
 test-browser: $(SITE)/index.html $(LITE)/index.html
 	$(PY) -m pytest tests/browser $(BROWSER_ARGS)
 
-# The dot_general, einsum and fuzz browser tests in Pyodide on Node.js + Dawn.
+# The dot_general, einsum, fuzz and memory browser tests in Pyodide on Node.js + Dawn.
 test-dawn: $(PYODIDE_DIST)/pyodide-lock.json
 	VK_ICD_FILENAMES=$(DAWN_ICD) $(PY) -m pytest $(DAWN_TESTS) --dist-dir=$(PYODIDE_DIST) --rt node
 

@@ -68,6 +68,8 @@ export class DeviceContext {
     this.paramsAlign = device.limits.minStorageBufferOffsetAlignment;
     this.lostReason = null;
     this.errors = [];
+    this.outOfMemory = []; // [bufferId, message] of allocations the device refused
+    this.allocations = []; // their error scopes, until a barrier has awaited them
     device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message}`;
     });
@@ -94,21 +96,37 @@ export class DeviceContext {
     };
   }
 
-  // Errors the device reported since the last call (uncaptured validation/OOM/internal) and
-  // the loss reason; Python turns them into typed exceptions at its sync points.
+  // Errors the device reported since the last call (uncaptured validation/internal errors,
+  // refused allocations) and the loss reason; Python turns them into typed exceptions at its
+  // sync points.
   takeErrors() {
-    const errors = this.errors;
+    const state = { lost: this.lostReason, errors: this.errors, outOfMemory: this.outOfMemory };
     this.errors = [];
-    return { lost: this.lostReason, errors };
+    this.outOfMemory = [];
+    return state;
   }
 
+  // Allocation answers asynchronously: an out-of-memory error scope around each new buffer
+  // records a refusal by id, and every barrier awaits the scopes opened before it, so Python
+  // learns of a refusal at the first sync point after the allocation.
   createBuffer(byteLength, staging) {
     const usage = staging
       ? GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST
       : GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
     const id = this.nextBufferId++;
+    this.device.pushErrorScope("out-of-memory");
     this.buffers.set(id, this.device.createBuffer({ size: byteLength, usage }));
+    this.allocations.push(this.device.popErrorScope().then(
+      (error) => { if (error) this.outOfMemory.push([id, error.message]); },
+      () => {}, // a lost device rejects the scope; device.lost reports that
+    ));
     return id;
+  }
+
+  async allocationsAnswered() {
+    const pending = this.allocations;
+    this.allocations = [];
+    await Promise.all(pending);
   }
 
   destroyBuffer(id) {
@@ -233,6 +251,7 @@ export class DeviceContext {
 
   async synchronize() {
     await this.device.queue.onSubmittedWorkDone();
+    await this.allocationsAnswered();
   }
 
   // Readback, part 1: wait until the staging buffer is mapped (Python encoded the copy into it).
@@ -242,6 +261,8 @@ export class DeviceContext {
       await staging.mapAsync(GPUMapMode.READ);
     } catch (e) {
       throw new BridgeError(this.lostReason ? "lost" : "gpu", `mapAsync failed: ${e.message ?? e}`);
+    } finally {
+      await this.allocationsAnswered();
     }
   }
 

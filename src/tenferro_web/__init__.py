@@ -44,6 +44,7 @@ from .errors import (
     LimitExceeded,
     MappingSpanError,
     NoAdapterError,
+    OutOfDeviceMemory,
     RankMismatch,
     RuntimeStateError,
     ShapeMismatch,
@@ -86,7 +87,7 @@ __all__ = [
     "ViewOutOfBounds", "IntegerOverflow", "SubscriptError", "UnsupportedError",
     "UnsupportedDType", "LimitExceeded", "RuntimeStateError", "NoAdapterError",
     "JSPIUnavailable", "EventDomainUnavailable", "HostAccessError", "ForeignDomain",
-    "MappingSpanError", "BackendFailure", "DeviceLost",
+    "MappingSpanError", "BackendFailure", "DeviceLost", "OutOfDeviceMemory",
     *UNSUPPORTED_OPS,
 ]
 

@@ -74,6 +74,10 @@ def resident_device(op: str, *operands: Operand) -> Device:
             raise ForeignDomain(op, device.domain, o.tensor.allocation.device.domain)
     assert device is not None
     device.check_usable(op)
+    if device.lost_streams:
+        for o in operands:
+            assert o.tensor is not None
+            device.check_contents(op, o.tensor)
     return device
 
 

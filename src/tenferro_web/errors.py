@@ -195,3 +195,9 @@ class BackendFailure(TenferroError):
 
 class DeviceLost(BackendFailure):
     """The GPU device was lost; every tensor of its runtime is gone with it."""
+
+
+class OutOfDeviceMemory(BackendFailure):
+    """The device refused an allocation. Reported at the first barrier after it; the work that
+    depended on the refused buffer is lost (its tensors raise this on use) and the runtime
+    stays usable."""

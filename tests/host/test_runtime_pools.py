@@ -4,6 +4,9 @@ byte cap, least recently used first out."""
 
 import asyncio
 
+import pytest
+
+from tenferro_web.errors import OutOfDeviceMemory
 from tenferro_web.lowering.kernels import KernelKey
 from tenferro_web.lowering.profile import AdapterProfile
 from tenferro_web.runtime.buffers import BufferPool
@@ -51,13 +54,52 @@ def test_staging_buffers_are_capped_least_recently_used_first():
     transport = RecordingTransport()
     pool = BufferPool(transport, AdapterProfile(cpu=True, max_buffer=1 << 30),
                       staging_cap=8 << 20)
-    held = [pool.acquire_staging(size << 20) for size in (4, 4, 2, 1)]
+    held = [pool.acquire_staging("download", size << 20) for size in (4, 4, 2, 1)]
     for buffer_id, capacity in held:
         pool.return_staging(buffer_id, capacity)
     # 4 + 4 + 2 + 1 MiB returned under an 8 MiB cap: the oldest 4 MiB buffer went.
     assert transport.destroyed == [held[0][0]] and pool.staging_bytes == 7 << 20
-    again, capacity = pool.acquire_staging(2 << 20)
+    again, capacity = pool.acquire_staging("download", 2 << 20)
     assert again == held[2][0] and capacity == 2 << 20  # reused, not created
-    big, capacity = pool.acquire_staging(16 << 20)  # larger than the cap: used once, then gone
+    # Larger than the cap: used once, then gone.
+    big, capacity = pool.acquire_staging("download", 16 << 20)
     pool.return_staging(big, capacity)
     assert transport.destroyed == [held[0][0], big] and pool.staging_bytes == 5 << 20
+
+
+class RefusingTransport(RecordingTransport):
+    """Refuses allocations while more than ``budget`` bytes are live, as a full device does."""
+
+    def __init__(self, budget):
+        super().__init__()
+        self.budget = budget
+        self.live: dict[int, int] = {}
+
+    def create_buffer(self, byte_length, staging):
+        if sum(self.live.values()) + byte_length > self.budget:
+            raise OutOfDeviceMemory("allocate", f"no room for {byte_length} bytes")
+        buffer_id = super().create_buffer(byte_length, staging)
+        self.live[buffer_id] = byte_length
+        return buffer_id
+
+    def destroy_buffer(self, buffer_id):
+        super().destroy_buffer(buffer_id)
+        self.live.pop(buffer_id, None)
+
+
+def test_a_refused_allocation_empties_the_free_pools_and_retries_once():
+    mib = 1 << 20
+    transport = RefusingTransport(budget=8 * mib)
+    pool = BufferPool(transport, AdapterProfile(cpu=True, max_buffer=1 << 30))
+    kept = [pool.acquire("upload", 2 * mib, True) for _ in range(3)]
+    for buffer_id, capacity in kept:
+        pool.release(buffer_id, capacity)
+    pool.after_submit()
+    assert pool.free_bytes == 6 * mib
+    # 6 MiB pooled + 4 MiB asked > 8 MiB: the pool gives its free buffers back and retries.
+    buffer_id, capacity = pool.acquire("dot_general", 4 * mib, False)
+    assert capacity == 4 * mib and pool.free_bytes == 0
+    assert sorted(transport.destroyed) == sorted(i for i, _ in kept)
+    # With nothing left to give back, the refusal reaches the caller under its op's name.
+    with pytest.raises(OutOfDeviceMemory, match="^dot_general: no room for 8388608 bytes"):
+        pool.acquire("dot_general", 8 * mib, False)

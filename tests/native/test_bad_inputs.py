@@ -182,6 +182,12 @@ ROWS = [
     # runtimes, configuration and the unsupported rest of the backend
     ("native bad kernels", lambda k: tw.WebGpuRuntime.native(kernels="fast"),
      tw.InvalidArgument, "'fast' is not 'auto', 'cpu' or 'gpu'"),
+    ("native negative pool cap",
+     lambda k: tw.WebGpuRuntime.native(storage_pool_bytes=-1), tw.InvalidArgument,
+     "WebGpuRuntime.native: invalid argument 'storage_pool_bytes': must be >= 0 bytes, got -1"),
+    ("native float pool cap",
+     lambda k: tw.WebGpuRuntime.native(staging_pool_bytes=1.5e6), tw.InvalidArgument,
+     "'staging_pool_bytes': 1500000.0 is not an integer"),
     ("create_sync outside Pyodide", lambda k: tw.WebGpuRuntime.create_sync(),
      tw.RuntimeStateError, "await WebGpuRuntime.create()"),
     ("add", lambda k: tw.add(k.a, k.a), tw.UnsupportedError,

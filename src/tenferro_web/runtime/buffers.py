@@ -6,12 +6,17 @@ output of a later op at once (the GPU runs the stream in order), but not the tar
 upload: queue writes run before the pending stream is submitted. They return to the free pool
 after the next submit. Free buffers past ``storage_cap`` bytes, and staging buffers past
 ``staging_cap`` bytes (least recently used first), are destroyed.
+
+New buffers are listed in ``created`` until the device has answered their allocation (the
+browser answers asynchronously; see Device.settle_allocations). A transport that refuses an
+allocation at once (native) gets one retry after the free pools are emptied.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
 
+from ..errors import OutOfDeviceMemory
 from ..lowering.profile import AdapterProfile, binding_size
 from ..transport.protocol import Transport
 
@@ -45,6 +50,39 @@ class BufferPool:
         self.released: list[tuple[int, int]] = []  # (id, capacity), until the next submit
         self.staging: OrderedDict[int, int] = OrderedDict()  # id -> capacity, oldest first
         self.staging_bytes = 0
+        self.created: list[tuple[int, int]] = []  # (id, capacity) not yet answered
+
+    def create(self, op: str, capacity: int, staging: bool) -> int:
+        try:
+            buffer_id = self.transport.create_buffer(capacity, staging)
+        except OutOfDeviceMemory:
+            self.trim()
+            try:
+                buffer_id = self.transport.create_buffer(capacity, staging)
+            except OutOfDeviceMemory as e:
+                raise OutOfDeviceMemory(op, e.message) from None
+        self.created.append((buffer_id, capacity))
+        return buffer_id
+
+    def trim(self) -> None:
+        """Give every free buffer back to the device (after it refused an allocation)."""
+        for ids in self.free.values():
+            for buffer_id in ids:
+                self.transport.destroy_buffer(buffer_id)
+        self.free.clear()
+        self.free_bytes = 0
+        for buffer_id in self.staging:
+            self.transport.destroy_buffer(buffer_id)
+        self.staging.clear()
+        self.staging_bytes = 0
+
+    def forget(self, refused: set[int]) -> None:
+        """Drop buffers whose allocation the device refused from every free list (they are
+        destroyed; tensors that still hold one destroy it on release)."""
+        self.released = [(i, c) for i, c in self.released if i not in refused]
+        for buffer_id in refused:
+            self.transport.destroy_buffer(buffer_id)
+        self.trim()
 
     def acquire(self, op: str, byte_len: int, for_upload: bool) -> tuple[int, int]:
         """A storage buffer of at least ``byte_len`` bytes, reused when one is free: (id,
@@ -60,7 +98,7 @@ class BufferPool:
         if free:
             self.free_bytes -= capacity
             return free.pop(), capacity
-        return self.transport.create_buffer(capacity, False), capacity
+        return self.create(op, capacity, False), capacity
 
     def release(self, buffer_id: int, capacity: int) -> None:
         self.released.append((buffer_id, capacity))
@@ -75,7 +113,7 @@ class BufferPool:
                 self.free_bytes += capacity
         self.released.clear()
 
-    def acquire_staging(self, byte_len: int) -> tuple[int, int]:
+    def acquire_staging(self, op: str, byte_len: int) -> tuple[int, int]:
         """A mappable buffer of at least ``byte_len`` bytes: the most recently returned one of
         that size class, or a new one."""
         capacity = buffer_capacity(byte_len, self.profile.max_buffer)
@@ -84,7 +122,7 @@ class BufferPool:
                 del self.staging[buffer_id]
                 self.staging_bytes -= capacity
                 return buffer_id, capacity
-        return self.transport.create_buffer(capacity, True), capacity
+        return self.create(op, capacity, True), capacity
 
     def return_staging(self, buffer_id: int, capacity: int) -> None:
         """Keep an unmapped staging buffer for reuse, evicting the least recently used past

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..arguments import host_array
 from ..dtypes import DType
-from ..errors import BackendFailure, DeviceLost, RuntimeStateError
+from ..errors import BackendFailure, DeviceLost, OutOfDeviceMemory, RuntimeStateError
 from ..lowering.copy import lower_copy
 from ..lowering.kernels import KernelKey
 from ..lowering.profile import AdapterProfile
@@ -74,7 +74,8 @@ class AdapterInfo:
 class Device:
     """Shared by a runtime and its clones: the device and everything allocated on it."""
 
-    def __init__(self, transport: Transport, ordinal: int, kernels: str = "auto"):
+    def __init__(self, transport: Transport, ordinal: int, kernels: str,
+                 pool_caps: tuple[int, int]):
         self.transport = transport
         self.ordinal = ordinal
         self.identity = RuntimeIdentity(next(_runtime_tokens))
@@ -88,11 +89,18 @@ class Device:
         self.profile = AdapterProfile.of(self.adapter.is_cpu, self.adapter.limits, kernels)
         self.placement = Placement(MemoryKind.DEVICE, DeviceId(DeviceKind.WEBGPU, ordinal))
         self.encoder = CommandEncoder(self.adapter.limits["minStorageBufferOffsetAlignment"] // 4)
-        self.buffers = BufferPool(transport, self.profile)
+        self.buffers = BufferPool(transport, self.profile, *pool_caps)
         self.pipelines = PipelineCache(transport)
         self.closed = False
         self.lost: str | None = None
         self.runtime: WebGpuRuntime | None = None  # the handle that created this device
+        # Refused allocations: command streams are numbered (``stream`` is the pending one);
+        # a refusal, answered at a barrier, loses the streams from the first one that used the
+        # refused buffer to that barrier. Their tensors raise OutOfDeviceMemory on use.
+        self.stream = 1
+        self.unanswered: dict[int, tuple[int, int]] = {}  # buffer id -> (stream, capacity)
+        self.refused: set[int] = set()
+        self.lost_streams: list[range] = []
 
     # --- lifetime ---------------------------------------------------------------------------
     def check_usable(self, op: str) -> None:
@@ -102,13 +110,49 @@ class Device:
         if self.closed:
             raise RuntimeStateError(op, "this runtime was closed; create a new one")
 
+    def check_contents(self, op: str, tensor: Tensor) -> None:
+        """Refuse a tensor whose contents a refused allocation lost."""
+        allocation = tensor.allocation
+        if allocation.buffer_id in self.refused or any(
+                allocation.stream in lost for lost in self.lost_streams):
+            raise OutOfDeviceMemory(
+                op, "this tensor's contents were lost when the GPU ran out of memory (the "
+                    "OutOfDeviceMemory raised earlier); free tensors you no longer need and "
+                    "compute it again")
+
     def raise_device_errors(self, op: str) -> None:
-        lost, errors = self.transport.take_errors()
+        """At a barrier: turn what the device reported into typed errors. Allocations made
+        before the barrier's submit have been answered by now."""
+        lost, errors, refused = self.transport.take_errors()
         if lost:
             self.lost = lost
             self.check_usable(op)
+        failure = self.refuse(op, refused, errors) if refused else None
+        for buffer_id in [i for i, (stream, _) in self.unanswered.items() if stream < self.stream]:
+            del self.unanswered[buffer_id]
+        if failure:
+            raise failure
         if errors:
             raise BackendFailure(op, "the GPU reported: " + "; ".join(errors))
+
+    def refuse(self, op: str, refused: list[tuple[int, str]],
+               errors: list[str]) -> OutOfDeviceMemory:
+        """Record refused allocations: their buffers are dropped, and the streams from the
+        first that used one up to now are lost."""
+        self.flush()  # the pending stream may use a refused buffer too
+        ids = {buffer_id for buffer_id, _ in refused}
+        first = min(self.unanswered.get(i, (self.stream - 1, 0))[0] for i in ids)
+        self.lost_streams.append(range(first, self.stream))
+        self.refused |= ids
+        self.buffers.forget(ids)
+        sizes = sorted({self.unanswered.get(i, (0, 0))[1] for i in ids} - {0})
+        return OutOfDeviceMemory(
+            op, f"the GPU refused to allocate {len(ids)} buffer(s) of "
+                f"{', '.join(f'{s} bytes' for s in sizes) or 'unknown size'} "
+                f"({refused[0][1].splitlines()[0]}); the work that used them is lost and its "
+                "tensors raise this error when used. Free tensors you no longer need (del) or "
+                "work in smaller pieces, then compute them again; the runtime stays usable"
+                + (f" ({len(errors)} consequent GPU error(s) not shown)" if errors else ""))
 
     def close(self) -> None:
         if not self.closed and not self.lost:
@@ -122,12 +166,18 @@ class Device:
         for d in shape:
             byte_len *= d
         if byte_len == 0:
-            return Tensor(dtype, shape, Allocation(self, 0, 0, 0))
+            return Tensor(dtype, shape, Allocation(self, 0, 0, 0, 0))
         buffer_id, capacity = self.buffers.acquire(op, byte_len, for_upload)
-        return Tensor(dtype, shape, Allocation(self, buffer_id, byte_len, capacity))
+        # An upload is written by the queue, not by a stream: only its own buffer can fail it.
+        stream = 0 if for_upload else self.stream
+        return Tensor(dtype, shape, Allocation(self, buffer_id, byte_len, capacity, stream))
 
     def release_buffer(self, buffer_id: int, capacity: int) -> None:
-        if not self.closed and not self.lost:
+        if self.closed or self.lost:
+            return
+        if buffer_id in self.refused:
+            self.transport.destroy_buffer(buffer_id)
+        else:
             self.buffers.release(buffer_id, capacity)
 
     def execute(self, op: str, program: Program, inputs: Sequence[Tensor], dtype: DType,
@@ -160,9 +210,15 @@ class Device:
         await self.pipelines.prepare(kernels)
 
     def flush(self) -> None:
+        created = self.buffers.created
+        if created:
+            for buffer_id, capacity in created:
+                self.unanswered[buffer_id] = (self.stream, capacity)
+            created.clear()
         if self.encoder:
             self.transport.submit(self.encoder.words, self.encoder.params)
             self.encoder.reset()
+            self.stream += 1
         self.buffers.after_submit()
 
     async def synchronize(self, op: str) -> None:
@@ -211,7 +267,7 @@ class Device:
         nbytes = dest.nbytes
         start = byte_offset & ~3  # copyBufferToBuffer moves 4-byte aligned words
         span = ((byte_offset + nbytes + 3) & ~3) - start
-        staging, capacity = self.buffers.acquire_staging(span)
+        staging, capacity = self.buffers.acquire_staging(op, span)
         try:
             self.encoder.copy(tensor.allocation.buffer_id, start, staging, 0, span)
             self.flush()
@@ -221,6 +277,7 @@ class Device:
                 if self.closed:  # close() while this download waited: the caller's doing
                     raise RuntimeStateError(op, "the runtime was closed while this download "
                                                 "was pending; download before closing") from None
+                self.raise_device_errors(op)  # the reason, where the device gave one
                 raise
             if start == byte_offset and span == nbytes:
                 self.transport.copy_mapped(staging, dest.view(np.uint8), nbytes)
@@ -237,6 +294,7 @@ class Device:
 
     async def download(self, tensor: Tensor, op: str) -> np.ndarray:
         self.check_usable(op)
+        self.check_contents(op, tensor)
         out = np.empty(tensor.shape, tensor.dtype.numpy, order="F")
         if out.size:
             await self.read_bytes(op, tensor, 0, out.reshape(-1, order="F"))
@@ -244,6 +302,7 @@ class Device:
 
     async def download_span(self, tensor: Tensor, span: range, op: str) -> np.ndarray:
         self.check_usable(op)
+        self.check_contents(op, tensor)
         out = np.empty(len(span) // tensor.dtype.itemsize, tensor.dtype.numpy)
         if out.size:
             await self.read_bytes(op, tensor, span.start, out)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import NoAdapterError
+from ..arguments import integer
+from ..errors import InvalidArgument, NoAdapterError
+from .buffers import STAGING_CAP, STORAGE_CAP
 from .device import AdapterInfo, Device, RuntimeIdentity
 from .tensor import AllocationDomainId, Placement, Tensor
 
@@ -21,12 +23,15 @@ class WebGpuRuntime:
             device.runtime = self
 
     @classmethod
-    async def create(cls, power_preference: str | None = None,
-                     kernels: str = "auto") -> WebGpuRuntime:
+    async def create(cls, power_preference: str | None = None, kernels: str = "auto", *,
+                     storage_pool_bytes: int = STORAGE_CAP,
+                     staging_pool_bytes: int = STAGING_CAP) -> WebGpuRuntime:
         """Request an adapter and a device at the adapter's real buffer limits.
 
         ``kernels`` picks the kernel family: "auto" (from the adapter), "cpu" (register blocks
-        without barriers, best on software adapters) or "gpu" (workgroup-memory tiles)."""
+        without barriers, best on software adapters) or "gpu" (workgroup-memory tiles).
+        Released buffers are kept for reuse up to ``storage_pool_bytes`` (tensor storage) and
+        ``staging_pool_bytes`` (readback buffers, least recently used evicted first)."""
         op = "WebGpuRuntime.create"
         from ..transport.browser import BrowserTransport, in_browser
 
@@ -34,26 +39,33 @@ class WebGpuRuntime:
             raise NoAdapterError(
                 op, "no browser WebGPU here (this Python is not Pyodide); run inside Pyodide, "
                     "or use WebGpuRuntime.native() with the 'wgpu' package")
-        return cls(Device(await BrowserTransport.open(power_preference, op), 0, kernels))
+        caps = pool_caps(op, storage_pool_bytes, staging_pool_bytes)
+        return cls(Device(await BrowserTransport.open(power_preference, op), 0, kernels, caps))
 
     @classmethod
-    def native(cls, power_preference: str | None = None, kernels: str = "auto") -> WebGpuRuntime:
+    def native(cls, power_preference: str | None = None, kernels: str = "auto", *,
+               storage_pool_bytes: int = STORAGE_CAP,
+               staging_pool_bytes: int = STAGING_CAP) -> WebGpuRuntime:
         """A runtime on native WebGPU (wgpu-native through the ``wgpu`` package), outside any
         browser: the same planners, kernels and command streams, on GPUs a browser here cannot
         reach (the real-GPU benchmark lane) or on CPU Vulkan drivers."""
         from ..transport.native import NativeTransport
 
-        return cls(Device(NativeTransport.open(power_preference, "WebGpuRuntime.native"), 0,
-                          kernels))
+        op = "WebGpuRuntime.native"
+        caps = pool_caps(op, storage_pool_bytes, staging_pool_bytes)
+        return cls(Device(NativeTransport.open(power_preference, op), 0, kernels, caps))
 
     @classmethod
-    def create_sync(cls, power_preference: str | None = None,
-                    kernels: str = "auto") -> WebGpuRuntime:
+    def create_sync(cls, power_preference: str | None = None, kernels: str = "auto", *,
+                    storage_pool_bytes: int = STORAGE_CAP,
+                    staging_pool_bytes: int = STAGING_CAP) -> WebGpuRuntime:
         """``create`` without ``await``; needs JSPI in the browser."""
         from ..transport.browser import run_sync
 
-        return run_sync(cls.create(power_preference, kernels), "create_sync",
-                        "await WebGpuRuntime.create()")
+        return run_sync(cls.create(power_preference, kernels,
+                                   storage_pool_bytes=storage_pool_bytes,
+                                   staging_pool_bytes=staging_pool_bytes),
+                        "create_sync", "await WebGpuRuntime.create()")
 
     def clone(self) -> WebGpuRuntime:
         return WebGpuRuntime(self._device)
@@ -107,3 +119,12 @@ class WebGpuRuntime:
     def close(self) -> None:
         """Destroy the device now; tensors of this runtime become unusable."""
         self._device.close()
+
+
+def pool_caps(op: str, storage_pool_bytes: object, staging_pool_bytes: object) -> tuple[int, int]:
+    caps = (integer(op, "storage_pool_bytes", storage_pool_bytes),
+            integer(op, "staging_pool_bytes", staging_pool_bytes))
+    for name, cap in zip(("storage_pool_bytes", "staging_pool_bytes"), caps):
+        if cap < 0:
+            raise InvalidArgument(op, name, f"must be >= 0 bytes, got {cap}")
+    return caps

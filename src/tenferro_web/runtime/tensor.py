@@ -59,13 +59,16 @@ _allocation_ids = itertools.count(1)
 class Allocation:
     """One device buffer (or none, for zero bytes) and its identity; frees itself when unused."""
 
-    __slots__ = ("device", "buffer_id", "byte_len", "capacity", "allocation_id", "__weakref__")
+    __slots__ = ("device", "buffer_id", "byte_len", "capacity", "stream", "allocation_id",
+                 "__weakref__")
 
-    def __init__(self, device: Device, buffer_id: int, byte_len: int, capacity: int):
+    def __init__(self, device: Device, buffer_id: int, byte_len: int, capacity: int,
+                 stream: int):
         self.device = device
         self.buffer_id = buffer_id
         self.byte_len = byte_len
         self.capacity = capacity
+        self.stream = stream  # the command stream that writes it (0: the queue, an upload)
         self.allocation_id = next(_allocation_ids)
 
     def __del__(self) -> None:

@@ -15,8 +15,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..errors import BackendFailure, DeviceLost, JSPIUnavailable, NoAdapterError
-from .protocol import AdapterDescription, T
+from ..errors import BackendFailure, JSPIUnavailable, NoAdapterError
+from .protocol import AdapterDescription, DeviceErrors, T
 
 _bridge_module: Any = None
 
@@ -87,9 +87,10 @@ class BrowserTransport:
         description: AdapterDescription = self._ctx.describe().to_py()
         return description
 
-    def take_errors(self) -> tuple[str | None, list[str]]:
+    def take_errors(self) -> DeviceErrors:
         state = self._ctx.takeErrors().to_py()
-        return state["lost"], list(state["errors"])
+        return DeviceErrors(state["lost"], list(state["errors"]),
+                            [(int(i), str(m)) for i, m in state["outOfMemory"]])
 
     def create_buffer(self, byte_length: int, staging: bool) -> int:
         return int(self._ctx.createBuffer(byte_length, staging))
@@ -123,9 +124,6 @@ class BrowserTransport:
         try:
             await self._ctx.mapStaging(staging_id)
         except JsException as e:
-            lost, _ = self.take_errors()
-            if lost:
-                raise DeviceLost(op, f"the GPU device was lost ({lost})") from None
             raise BackendFailure(op, _js_error_text(e)) from None
 
     def copy_mapped(self, staging_id: int, dest: np.ndarray, byte_length: int) -> None:

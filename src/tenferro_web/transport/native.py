@@ -14,8 +14,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..errors import BackendFailure, NoAdapterError
-from .protocol import AdapterDescription, Clear, Copy, Dispatch, T, decode
+from ..errors import BackendFailure, NoAdapterError, OutOfDeviceMemory
+from .protocol import AdapterDescription, Clear, Copy, DeviceErrors, Dispatch, T, decode
 
 _LIMITS = ("maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroupsPerDimension",
            "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
@@ -71,17 +71,24 @@ class NativeTransport:
             "context": "native",
         }
 
-    def take_errors(self) -> tuple[str | None, list[str]]:
-        # wgpu-native raises validation errors as Python exceptions where they happen.
-        return self._lost, []
+    def take_errors(self) -> DeviceErrors:
+        # wgpu-native raises validation errors as Python exceptions where they happen, and a
+        # refused allocation at create_buffer.
+        return DeviceErrors(self._lost, [], [])
 
     def create_buffer(self, byte_length: int, staging: bool) -> int:
         usage = self._wgpu.BufferUsage
         flags = (usage.MAP_READ | usage.COPY_DST) if staging else \
             (usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+        try:
+            buffer = self._device.create_buffer(size=byte_length, usage=flags)
+        except self._wgpu.GPUOutOfMemoryError as e:
+            raise OutOfDeviceMemory("allocate", f"the GPU refused {byte_length} bytes ({e}); "
+                                                "free tensors you no longer need (del) or work "
+                                                "in smaller pieces") from None
         buffer_id = self._next_id
         self._next_id += 1
-        self._buffers[buffer_id] = self._device.create_buffer(size=byte_length, usage=flags)
+        self._buffers[buffer_id] = buffer
         return buffer_id
 
     def destroy_buffer(self, buffer_id: int) -> None:

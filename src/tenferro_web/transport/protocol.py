@@ -13,7 +13,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Coroutine, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict, TypeVar
+from typing import Any, NamedTuple, Protocol, TypedDict, TypeVar
 
 import numpy as np
 
@@ -106,6 +106,14 @@ def decode(words: Sequence[int]) -> Iterator[Dispatch | Copy | Clear]:
             raise ValueError(f"unknown command word {op} at {i}")
 
 
+class DeviceErrors(NamedTuple):
+    """What the device reported since the last ``take_errors``."""
+
+    lost: str | None  # the loss reason
+    errors: list[str]  # uncaptured validation / internal errors
+    refused: list[tuple[int, str]]  # (buffer id, message) of allocations the device refused
+
+
 class AdapterDescription(TypedDict):
     vendor: str
     architecture: str
@@ -124,8 +132,9 @@ class Transport(Protocol):
 
     def describe(self) -> AdapterDescription: ...
 
-    def take_errors(self) -> tuple[str | None, list[str]]:
-        """The device-loss reason (or None) and the errors reported since the last call."""
+    def take_errors(self) -> DeviceErrors:
+        """What the device reported since the last call. Allocations made before a
+        ``synchronize`` or ``map_staging`` returned are answered by then."""
         ...
 
     def create_buffer(self, byte_length: int, staging: bool) -> int: ...
