@@ -93,6 +93,7 @@ class Device:
         self.pipelines = PipelineCache(transport)
         self.closed = False
         self.lost: str | None = None
+        self.loss_reported = False
         self.runtime: WebGpuRuntime | None = None  # the handle that created this device
         # Refused allocations: command streams are numbered (``stream`` is the pending one);
         # a refusal, answered at a barrier, loses the streams from the first one that used the
@@ -105,8 +106,12 @@ class Device:
     # --- lifetime ---------------------------------------------------------------------------
     def check_usable(self, op: str) -> None:
         if self.lost:
-            raise DeviceLost(op, f"the GPU device was lost ({self.lost}); create a new runtime "
-                                 "and upload the data again")
+            advice = "create a new runtime and upload the data again"
+            if not self.loss_reported:  # the device failed: said once, where it was noticed
+                self.loss_reported = True
+                raise DeviceLost(op, f"the GPU device was lost ({self.lost}); {advice}")
+            raise RuntimeStateError(op, f"this runtime's GPU device was lost ({self.lost}); "
+                                        f"{advice}")
         if self.closed:
             raise RuntimeStateError(op, "this runtime was closed; create a new one")
 
