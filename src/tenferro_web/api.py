@@ -29,7 +29,7 @@ from .lowering.program import Program
 from .planning.copy_plan import COPY_DTYPES
 from .planning.dot_general_plan import DotGeneralConfig, plan_dot_general
 from .planning.einsum import OP as EINSUM
-from .planning.einsum import DotStep, DropAxes, EinsumPlan, plan_einsum
+from .planning.einsum import DotStep, EinsumPlan, SumStep, ViewStep, plan_einsum
 from .runtime.device import Device
 from .runtime.runtime import WebGpuRuntime
 from .runtime.tensor import Tensor, TensorView
@@ -199,14 +199,17 @@ def _run_einsum(plan: EinsumPlan, device: Device, operands: Sequence[TensorLike]
     """Every step was lowered (and its limits checked) before the first one is enqueued."""
     values: list[TensorLike] = list(operands)
     for step, program in zip(plan.steps, programs):
-        if isinstance(step, DropAxes):
+        if isinstance(step, ViewStep):
             src = values[step.src]
             base = src.base if isinstance(src, TensorView) else src
             values.append(TensorView(base, plan.layouts[len(values)]))
             continue
         assert program is not None
-        sources = (step.lhs, step.rhs) if isinstance(step, DotStep) else (step.src,)
-        inputs = [v.base if isinstance(v, TensorView) else v for v in (values[i] for i in sources)]
+        sources = [values[i] for i in
+                   ((step.lhs, step.rhs) if isinstance(step, DotStep) else (step.src,))]
+        inputs = [v.base if isinstance(v, TensorView) else v for v in sources]
+        if isinstance(step, SumStep):
+            inputs.append(device.one(plan.dtype))
         shape = tuple(plan.labels.sizes[lab] for lab in step.labels)
         values.append(device.execute(EINSUM, program, inputs, plan.dtype, shape))
     result = values[-1]

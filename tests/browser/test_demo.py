@@ -33,12 +33,12 @@ def test_demo_runs_end_to_end_on_webgpu(site):
     assert not [line for line in done["console"] if line.startswith("error")], done["console"]
 
 
-def test_unsupported_expressions_are_explained_in_the_page(site):
-    done = run_page(site, "auto=1&expression=ii-%3Ei&size=4", None)
+def test_bad_expressions_are_explained_in_the_page(site):
+    done = run_page(site, "auto=1&expression=ij,jk-%3Eikk&size=4", None)
     (result,) = done["results"]
-    assert result["error"] == "UnsupportedError"
-    assert "repeats within one operand" in done["error_box"]
-    assert "UnsupportedError while running ii->i" in done["error_box"]
+    assert result["error"] == "SubscriptError"
+    assert "output label 'k' appears more than once" in done["error_box"]
+    assert "SubscriptError while running ij,jk->ikk" in done["error_box"]
 
 
 def test_a_browser_without_webgpu_gets_a_clear_message(site):

@@ -4,7 +4,8 @@ Case ``i`` of seed ``s`` is generated from ``numpy.random.default_rng([s, i])`` 
 case is reproduced by its (seed, index) pair on any lane. A case is a dot_general (ranks 1-4,
 batch axes anywhere, views with offsets, padding and negative strides, conj, F32 and C32, K
 around the split-K threshold and not a multiple of 4, M and N around every tile edge), a
-transpose, a compaction of a view, or an einsum. Each case runs on every runtime given (one per
+transpose, a compaction of a view, or an einsum (all of numpy's: diagonals, sums, broadcasting,
+ellipses, zero-size labels). Each case runs on every runtime given (one per
 kernel family) and must equal numpy bit for bit: operands are integers in [-4, 4], so every
 partial sum is an exact integer in f32 whatever the summation order.
 
@@ -219,21 +220,41 @@ def copy_case(rng: np.random.Generator, transpose: bool):
 
 
 def einsum_case(rng: np.random.Generator):
+    """Any subscripts numpy.einsum accepts: 1-4 operands of rank 0-3 plus ellipsis axes
+    anywhere, labels repeated within an operand (diagonals), summed from one operand
+    (reductions), extent-1 axes against wider ones (broadcasting, named and ellipsis), zero-size
+    labels, implicit and explicit outputs."""
     dtype = np.dtype(rng.choice(["float32", "complex64"]))
-    n_ops = int(rng.integers(2, 5))
-    n_labels = int(rng.integers(2, 7))
-    labels = LETTERS[:n_labels]
-    sizes = {lab: int(rng.choice([1, 2, 3, 4, 5, 7, 9, 16, 17, 33])) for lab in labels}
-    terms = [[str(x) for x in rng.choice(list(labels), size=min(n_labels, rng.integers(1, 4)),
-                                         replace=False)] for _ in range(n_ops)]
-    counts = {lab: sum(lab in t for t in terms) for lab in labels}
-    used = [lab for lab in labels if counts[lab]]
-    # A label summed from one operand only is a reduction (not on WebGPU): keep those.
-    output = [lab for lab in used if counts[lab] == 1 or rng.random() < 0.25]
-    output = [output[i] for i in rng.permutation(len(output))]
-    spec = ",".join("".join(t) for t in terms) + "->" + "".join(output)
-    operands = [Operand(rng, [sizes[lab] for lab in t], dtype, as_view=rng.random() < 0.3)
-                for t in terms]
+    labels = LETTERS[:int(rng.integers(1, 7))]
+    sizes = {lab: int(rng.choice([0, 1, 2, 3, 4, 5, 7, 9, 16, 17, 33],
+                                 p=[.03, .1, .12, .12, .12, .1, .1, .1, .08, .08, .05]))
+             for lab in labels}
+    ellipsis = [int(rng.choice([1, 2, 3, 5])) for _ in range(int(rng.choice([0, 0, 1, 2])))]
+    while np.prod(list(sizes.values()) + ellipsis) > 20_000:
+        biggest = max(sizes, key=sizes.__getitem__)
+        sizes[biggest] = 3
+    terms, shapes = [], []
+    for _ in range(int(rng.integers(1, 5))):
+        term = [str(x) for x in rng.choice(list(labels), size=int(rng.integers(0, 4)))]
+        extent = {lab: 1 if rng.random() < 0.15 else sizes[lab] for lab in term}  # broadcast
+        shape = [extent[lab] for lab in term]
+        text = "".join(term)
+        if ellipsis and rng.random() < 0.7:
+            at = int(rng.integers(0, len(term) + 1))
+            mine = [1 if rng.random() < 0.25 else d
+                    for d in ellipsis[len(ellipsis) - int(rng.integers(0, len(ellipsis) + 1)):]]
+            text = text[:at] + "..." + text[at:]
+            shape = shape[:at] + mine + shape[at:]
+        terms.append(text)
+        shapes.append(shape)
+    spec = ",".join(terms)
+    if rng.random() < 0.7:  # explicit output: any subset of the labels, in any order
+        used = sorted({ch for t in terms for ch in t if ch in labels})
+        out = [used[i] for i in rng.permutation(len(used))][:int(rng.integers(0, len(used) + 1))]
+        if any("..." in t for t in terms):
+            out.insert(int(rng.integers(0, len(out) + 1)), "...")
+        spec += "->" + "".join(out)
+    operands = [Operand(rng, shape, dtype, as_view=rng.random() < 0.3) for shape in shapes]
 
     async def run(rt):
         got = await tw.einsum(spec, *(o.device(rt) for o in operands))

@@ -1,9 +1,11 @@
-"""Lowering of an einsum plan: one Program per step (None for the steps that are only views)."""
+"""Lowering of an einsum plan: one Program per step (None for the steps that are only views).
+A sum is a dot_general against a stride-0 ones operand: the GEMM kernels read it in place and
+split long sums over K, on every adapter the fuzz checks."""
 
 from __future__ import annotations
 
 from ..planning.dot_general_plan import plan_dot_general
-from ..planning.einsum import OP, DotStep, DropAxes, EinsumPlan, TransposeStep
+from ..planning.einsum import OP, DotStep, EinsumPlan, SumStep, TransposeStep, ViewStep
 from .copy import lower_copy
 from .gemm import lower_dot_general
 from .profile import AdapterProfile
@@ -13,8 +15,12 @@ from .program import Program
 def lower_einsum(profile: AdapterProfile, plan: EinsumPlan) -> tuple[Program | None, ...]:
     programs: list[Program | None] = []
     for step in plan.steps:
-        if isinstance(step, DropAxes):
+        if isinstance(step, ViewStep):
             programs.append(None)
+        elif isinstance(step, SumStep):
+            src = plan.layouts[step.src]
+            dg = plan_dot_general(plan.dtype, src, plan.dtype, step.ones, step.config)
+            programs.append(lower_dot_general(OP, profile, dg, src, step.ones))
         elif isinstance(step, DotStep):
             lhs, rhs = plan.layouts[step.lhs], plan.layouts[step.rhs]
             dg = plan_dot_general(plan.dtype, lhs, plan.dtype, rhs, step.config)

@@ -102,6 +102,7 @@ class Device:
         self.unanswered: dict[int, tuple[int, int]] = {}  # buffer id -> (stream, capacity)
         self.refused: set[int] = set()
         self.lost_streams: list[range] = []
+        self.ones: dict[DType, Tensor] = {}
 
     # --- lifetime ---------------------------------------------------------------------------
     def check_usable(self, op: str) -> None:
@@ -254,6 +255,12 @@ class Device:
         if host.size:
             self.write(out, np.asfortranarray(host).reshape(-1, order="F"))
         return out
+
+    def one(self, dtype: DType) -> Tensor:
+        """A one-element tensor holding 1, kept per dtype: sums read it as a stride-0 view."""
+        if dtype not in self.ones:
+            self.ones[dtype] = self.upload(np.ones(1, dtype.numpy))
+        return self.ones[dtype]
 
     def write(self, tensor: Tensor, data: np.ndarray) -> None:
         """Copy the bytes of a 1-D contiguous array into the tensor's buffer (queue order)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ...errors import InvalidArgument, ShapeMismatch, SubscriptError, UnsupportedError
+from ...errors import InvalidArgument, ShapeMismatch, SubscriptError
 
 OP = "einsum"
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -104,7 +104,7 @@ def _parse(text: str, shapes: list[tuple[int, ...]]) -> Subscripts:
                 labels[idx] = f"…{width - k + int(lab[1:])}"
 
     # numpy's rules: a label repeated within one operand has one extent there; across
-    # operands extents agree or are 1 (broadcasting, which is valid but not run here).
+    # operands extents agree or are 1 (broadcasting).
     extents: dict[str, list[int]] = {}
     for labels, shape in zip(inputs, shapes):
         mine: dict[str, int] = {}
@@ -118,19 +118,11 @@ def _parse(text: str, shapes: list[tuple[int, ...]]) -> Subscripts:
             extents.setdefault(lab, []).append(extent)
     sizes: dict[str, int] = {}
     for lab, seen in extents.items():
-        wide = sorted(set(seen) - {1})
+        wide = sorted(set(seen) - {1})  # extent-1 axes broadcast against the others (numpy)
         if len(wide) > 1:
             raise ShapeMismatch(OP, "ExpectedActual", f"label {show_label(lab)} has extents "
                                 f"{wide[0]} and {wide[1]}", label=lab, expected=wide[0],
                                 actual=wide[1])
-    broadcast = None  # refused once the subscripts are known valid: numpy's errors come first
-    for lab, seen in extents.items():
-        wide = sorted(set(seen) - {1})
-        if wide and 1 in seen and broadcast is None:
-            broadcast = UnsupportedError(
-                OP, f"label {show_label(lab)} has extents 1 and {wide[0]}: broadcasting needs "
-                    "broadcast_in_dim, which WebGPU does not run here; give the operands equal "
-                    "extents")
         sizes[lab] = wide[0] if wide else 1
 
     ellipsis = [f"…{j}" for j in range(width)]
@@ -165,8 +157,6 @@ def _parse(text: str, shapes: list[tuple[int, ...]]) -> Subscripts:
         if width and "..." not in tokens:
             raise SubscriptError(OP, "", len(text), "the operands have ellipsis axes, so "
                                                     "the output needs '...'")
-    if broadcast is not None:
-        raise broadcast
     return Subscripts(tuple(tuple(x) for x in inputs), tuple(output), sizes)
 
 

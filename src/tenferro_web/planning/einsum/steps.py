@@ -1,12 +1,17 @@
-"""einsum lowered to steps: size-1 summed labels dropped as views, one dot_general per pair of
-the contraction path (operand order, contracting and batch orders chosen so that operands bind
-in place and the last step yields the requested output order when dot_general's
-``[lhs_free, rhs_free, batch]`` layout allows), then at most one transpose.
+"""einsum lowered to steps, all of numpy's einsum:
 
-Supported beyond a single dot_general: outer products (no contracted axis, K = 1), Hadamard
-products (batch only). Not on WebGPU, each a typed ``UnsupportedError`` naming the label:
-repeated labels within one operand (diagonals, traces), a label of extent > 1 summed from one
-operand only (a reduction), broadcasting of mismatched extents.
+1. each operand becomes a view where needed (metadata only): a label repeated within it is one
+   axis whose stride is the sum of the repeated axes' strides (a diagonal); an extent-1 axis
+   against a wider one gets that extent and stride 0 (broadcasting); a size-1 label summed from
+   it alone is dropped;
+2. labels of extent > 1 summed from one operand alone are summed first (``SumStep``, as
+   opt_einsum pre-reduces), before any pairwise contraction: a dot_general against a stride-0
+   view of a single one, over all of them at once;
+3. one dot_general per pair of the contraction path (operand order, contracting and batch
+   orders chosen so that operands bind in place and the last step yields the requested output
+   order when dot_general's ``[lhs_free, rhs_free, batch]`` layout allows); outer products
+   (K = 1) and Hadamard products (batch only) included;
+4. at most one transpose, or a copy when no step computed the result.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...dtypes import DType
-from ...errors import DTypeMismatch, UnsupportedDType, UnsupportedError
+from ...errors import DTypeMismatch, UnsupportedDType
 from ...layout import ViewLayout, dense_layout
 from ..copy_plan import COPY_DTYPES
 from ..dot_general_plan import GEMM_DTYPES, DotGeneralConfig, plan_dot_general
@@ -26,11 +31,24 @@ from .paths import choose_path
 
 
 @dataclass(frozen=True)
-class DropAxes:
-    """A metadata-only view of input ``src`` without its size-1 summed axes."""
+class ViewStep:
+    """A metadata-only view of input ``src``: diagonals, broadcast axes, size-1 sums dropped."""
 
     src: int
     labels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SumStep:
+    """Labels summed from value ``src`` alone: dot_general of ``src`` (lhs) against ``ones``, a
+    stride-0 view of one element holding 1 (rhs), contracting every summed axis."""
+
+    src: int
+    config: DotGeneralConfig
+    ones: ViewLayout
+    labels: tuple[str, ...]
+    flops: int
+    packs: int
 
 
 @dataclass(frozen=True)
@@ -56,7 +74,7 @@ class CopyStep:
     labels: tuple[str, ...]
 
 
-Step = DropAxes | DotStep | TransposeStep | CopyStep
+Step = ViewStep | SumStep | DotStep | TransposeStep | CopyStep
 
 
 @dataclass(frozen=True)
@@ -92,62 +110,52 @@ class EinsumPlan:
                 f"{'step':<6}{'op':<14}{'labels':<24}{'FLOPs':>12}  {'GPU copies':>10}",
                 "-" * 74]
         for n, s in enumerate(self.steps):
-            if isinstance(s, DotStep):
-                rows.append(f"{n:<6}{'dot_general':<14}{label_text(s.labels):<24}"
+            if isinstance(s, DotStep | SumStep):
+                name = "dot_general" if isinstance(s, DotStep) else "sum"
+                rows.append(f"{n:<6}{name:<14}{label_text(s.labels):<24}"
                             f"{s.flops:>12.3e}  {s.packs:>10}")
             else:
-                rows.append(f"{n:<6}{type(s).__name__:<14}{label_text(s.labels):<24}"
-                            f"{0:>12.3e}  {1 if not isinstance(s, DropAxes) else 0:>10}")
+                name = {ViewStep: "view", TransposeStep: "transpose", CopyStep: "copy"}[type(s)]
+                rows.append(f"{n:<6}{name:<14}{label_text(s.labels):<24}"
+                            f"{0:>12.3e}  {0 if isinstance(s, ViewStep) else 1:>10}")
         return "\n".join(rows)
-
-
-def _reject_unsupported(subs: Subscripts) -> None:
-    counts: dict[str, int] = {}
-    for labels in subs.inputs:
-        for lab in set(labels):
-            counts[lab] = counts.get(lab, 0) + 1
-    for labels in subs.inputs:
-        for lab in labels:
-            if labels.count(lab) > 1:
-                raise UnsupportedError(
-                    OP, f"label {show_label(lab)} repeats within one operand (a diagonal or trace "
-                        "needs extract_diagonal, which WebGPU does not run here); download and "
-                        "use numpy.einsum, or take the diagonal first")
-            if counts[lab] == 1 and lab not in subs.output and subs.sizes[lab] != 1:
-                raise UnsupportedError(
-                    OP, f"label {show_label(lab)} is summed from one operand only (a reduction, "
-                        "which WebGPU does not run here); keep it in the output and sum after "
-                        "downloading, or contract it with another operand")
 
 
 def plan_einsum(subscripts: str, layouts: Sequence[ViewLayout], dtypes: Sequence[DType],
                 optimize: Any = "auto") -> EinsumPlan:
     subs = parse_subscripts(subscripts, [lay.shape for lay in layouts])
     dtype = _common_dtype(dtypes, len(layouts))
-    _reject_unsupported(subs)
     n = len(layouts)
     output = frozenset(subs.output)
     sizes = subs.sizes
-
-    # Size-1 labels summed from one operand leave as views, before any contraction.
     counts = {lab: sum(lab in labels for labels in subs.inputs) for lab in sizes}
+
     values: list[tuple[tuple[str, ...], ViewLayout]] = list(zip(subs.inputs, layouts))
     steps: list[Step] = []
     current = list(range(n))
+    computed: set[int] = set()
+    flops = 0
     for i, (labels, layout) in enumerate(list(values)):
-        keep = tuple(a for a, lab in enumerate(labels) if counts[lab] > 1 or lab in output)
-        if len(keep) != len(labels):
-            kept_labels = tuple(labels[a] for a in keep)
-            steps.append(DropAxes(i, kept_labels))
-            values.append((kept_labels, ViewLayout(tuple(layout.shape[a] for a in keep),
-                                                   tuple(layout.strides[a] for a in keep),
-                                                   layout.offset)))
+        view = _operand_view(labels, layout, sizes, counts, output)
+        if view != (labels, layout):
+            steps.append(ViewStep(i, view[0]))
+            values.append(view)
             current[i] = len(values) - 1
+        summed = [lab for lab in view[0] if counts[lab] == 1 and lab not in output]
+        if summed:
+            if dtype not in GEMM_DTYPES:
+                raise UnsupportedDType(
+                    OP, dtype, f"summing label(s) {', '.join(map(show_label, summed))} runs "
+                               "F32 and C32 on WebGPU; download and use numpy.einsum")
+            total = _lower_sum(values, current[i], summed, dtype)
+            steps.append(total)
+            flops += total.flops
+            values.append((total.labels, dense_layout([sizes[x] for x in total.labels])))
+            current[i] = len(values) - 1
+            computed.add(current[i])
 
     choice = choose_path([values[v][0] for v in current], subs.output, sizes, optimize)
-    flops = 0
-    largest = 0
-    computed: set[int] = set()
+    largest = max((_prod(sizes[x] for x in values[v][0]) for v in computed), default=0)
     pending = list(current)
     for number, pair in enumerate(choice.path):
         last = number == len(choice.path) - 1
@@ -178,6 +186,36 @@ def plan_einsum(subscripts: str, layouts: Sequence[ViewLayout], dtypes: Sequence
     naive = (8 if dtype.is_complex else 2) * max(n - 1, 1) * _prod(sizes.values())
     return EinsumPlan(subscripts, subs, dtype, tuple(layout for _, layout in values),
                       choice.path, choice.strategy, tuple(steps), flops, naive, largest)
+
+
+def _operand_view(labels: tuple[str, ...], layout: ViewLayout, sizes: dict[str, int],
+                  counts: dict[str, int], output: frozenset[str]
+                  ) -> tuple[tuple[str, ...], ViewLayout]:
+    """One operand's diagonals, broadcast axes and dropped size-1 sums, as one view."""
+    axes: dict[str, tuple[int, int]] = {}  # label -> (extent, stride), first appearance order
+    for lab, extent, stride in zip(labels, layout.shape, layout.strides):
+        # A repeated label is a diagonal: one axis, the strides added up.
+        axes[lab] = (extent, axes[lab][1] + stride if lab in axes else stride)
+    for lab, (extent, _) in axes.items():
+        if extent == 1 and sizes[lab] != 1:
+            axes[lab] = (sizes[lab], 0)  # broadcast
+    kept = tuple(lab for lab in axes
+                 if not (counts[lab] == 1 and lab not in output and sizes[lab] == 1))
+    return kept, ViewLayout(tuple(axes[lab][0] for lab in kept),
+                            tuple(axes[lab][1] for lab in kept), layout.offset)
+
+
+def _lower_sum(values: Sequence[tuple[tuple[str, ...], ViewLayout]], src: int,
+               summed: Sequence[str], dtype: DType) -> SumStep:
+    labels, layout = values[src]
+    ones = ViewLayout(tuple(layout.shape[labels.index(lab)] for lab in summed),
+                      (0,) * len(summed), 0)
+    cfg = DotGeneralConfig(tuple(labels.index(lab) for lab in summed),
+                           tuple(range(len(summed))), (), ())
+    plan = plan_dot_general(dtype, layout, dtype, ones, cfg)
+    kept = tuple(labels[a] for a in plan.lhs_free)
+    packs = int(plan.lhs.pack_perm is not None)
+    return SumStep(src, cfg, ones, kept, plan.flops, packs)
 
 
 def _common_dtype(dtypes: Sequence[DType], n: int) -> DType:
