@@ -55,6 +55,7 @@ from .errors import (
     ValidationError,
     ViewOutOfBounds,
 )
+from .numpy_style import inner, matmul, outer, reduce_sum, sum, tensordot, trace
 from .planning.einsum import EinsumPlan
 from .runtime.device import AdapterInfo, RuntimeIdentity
 from .runtime.runtime import WebGpuRuntime
@@ -78,7 +79,8 @@ __all__ = [
     "webgpu_available", "default_runtime",
     # ops
     "dot_general", "dot_general_with_conj", "transpose", "to_contiguous", "einsum",
-    "einsum_sync", "einsum_path", "EinsumPlan",
+    "einsum_sync", "einsum_path", "EinsumPlan", "matmul", "tensordot", "inner", "outer", "trace",
+    "sum", "reduce_sum",
     # configuration (wasm: no event domains)
     "CONFIG", "event_domain_driver", "transfer_between_runtimes", "UNSUPPORTED_OPS",
     # errors

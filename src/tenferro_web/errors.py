@@ -36,6 +36,10 @@ class TenferroError(Exception):
         self.message = message
         super().__init__(f"{op}: {message}")
 
+    def renamed(self, op: str) -> TenferroError:
+        """The same error, raised by ``op`` (a public op built on another one)."""
+        return _restore(type(self), (f"{op}: {self.message}",), {**self.__dict__, "op": op})
+
     def __reduce__(self) -> tuple[object, ...]:
         # Subclasses take their own arguments; pickle the finished error instead (tracebacks
         # cross from Pyodide to the host test runner this way, and multiprocessing users too).

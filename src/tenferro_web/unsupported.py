@@ -1,5 +1,6 @@
 """The rest of the backend surface, rejected explicitly: WebGPU here runs transfers,
-dot_general, transpose, compaction and einsum only. Each function raises ``UnsupportedError``
+dot_general, transpose, compaction, einsum and what is built on them (matmul, tensordot,
+inner, outer, trace, sum, reduce_sum). Each function raises ``UnsupportedError``
 naming the op and what to do instead; nothing falls back to the CPU.
 """
 
@@ -13,7 +14,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "elementwise": ("add", "sub", "mul", "div", "neg", "conj", "abs", "sign", "maximum",
                     "minimum", "compare", "select", "clamp", "elementwise_into"),
     "analytic": ("exp", "log", "sin", "cos", "tanh", "sqrt", "rsqrt", "pow", "expm1", "log1p"),
-    "reduction": ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"),
+    "reduction": ("reduce_prod", "reduce_max", "reduce_min"),
     "reshape/broadcast": ("reshape", "broadcast_in_dim", "cast", "extract_diagonal",
                           "embed_diagonal", "tril", "triu"),
     "indexing": ("gather", "scatter", "slice", "dynamic_slice", "dynamic_update_slice", "pad",

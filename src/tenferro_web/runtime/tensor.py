@@ -96,7 +96,35 @@ def mapping_range(op: str, byte_offset: int, byte_len: int, allocation_len: int,
     return range(byte_offset, end)
 
 
-class Tensor:
+class NumpyOperators:
+    """numpy's spelling on device tensors and views: ``.T`` and ``a @ b``."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+        def transpose_view(self, perm: Sequence[int] | None = None) -> TensorView: ...
+
+    @property
+    def T(self) -> TensorView:  # noqa: N802 (numpy's name)
+        """The axes reversed, as a view (numpy's ``.T``); ``tw.transpose(t)`` copies."""
+        return self.transpose_view()
+
+    def __matmul__(self, other: Tensor | TensorView) -> Tensor:
+        """``a @ b``: ``tw.matmul(a, b)``."""
+        from ..numpy_style import matmul
+
+        return matmul(self, other)  # type: ignore[arg-type]  # self is a Tensor or a view
+
+    def __rmatmul__(self, other: object) -> Tensor:
+        from ..numpy_style import matmul
+
+        return matmul(other, self)  # type: ignore[arg-type]  # a host array: its typed error
+
+    # numpy defers ``array @ tensor`` to ``__rmatmul__`` instead of converting the tensor.
+    __array_ufunc__ = None
+
+
+class Tensor(NumpyOperators):
     """An owned, compact column-major tensor resident on one WebGPU runtime."""
 
     __slots__ = ("dtype", "shape", "allocation", "__weakref__")
@@ -179,7 +207,7 @@ class Tensor:
         return await self.allocation.device.download_span(self, span, "download_span")
 
 
-class TensorView:
+class TensorView(NumpyOperators):
     """A strided view of a device tensor: metadata only, validated against its allocation."""
 
     __slots__ = ("base", "layout")
