@@ -33,10 +33,30 @@ DAWN_TESTS := tests/browser/test_dot_general.py tests/browser/test_einsum.py \
         h200-bundle
 
 help:
-	@echo "make demo    run the demo page in headless Chromium on its WebGPU adapter (SERVE=1: serve it)"
-	@echo "make test    run every test: host (plain CPython), browser (Pyodide in Chromium on"
-	@echo "             WebGPU) and Dawn (Pyodide in Node.js on Chrome's WebGPU)"
-	@echo "make bench   run the benchmarks and write bench/results/*.json"
+	@echo "make demo          run the demo page in headless Chromium on its WebGPU adapter"
+	@echo "make test          every test: lint, test-host, test-browser and test-dawn"
+	@echo "make lint          ruff, mypy --strict over src/, the import layering"
+	@echo "make test-host     the plain-CPython lane (planners, validation, native lane on lavapipe)"
+	@echo "make test-browser  Pyodide in headless Chromium on WebGPU (demo and JupyterLite included)"
+	@echo "make test-dawn     Pyodide in Node.js on Chrome's WebGPU (Dawn, npm webgpu)"
+	@echo "make fuzz          the seeded kernel fuzz, both kernel families (N, SEED, CASE, LANE)"
+	@echo "make bench         browser benchmark: ours vs numpy, TF.js, jax-js, onnxruntime-web;"
+	@echo "                   progress as it runs, one table, JSON in build/bench/ (QUICK, SAVE)"
+	@echo "make lite          build the JupyterLite site with the example notebook (SERVE)"
+	@echo "make h200-bundle   what bench/h200.py needs on a GPU machine with no registry (build/h200)"
+	@echo "make wheel         build this package's wheel into build/wheel/"
+	@echo "make dist          the local Pyodide dist with the wheel (build/pyodide)"
+	@echo "make clean         remove build/, .venv/, node_modules/ and .cache/"
+	@echo
+	@echo "variables:"
+	@echo "  SERVE=1       demo, lite: serve the site for a real browser instead (PORT=8000 / 8001)"
+	@echo "  QUICK=1       bench: the small sizes only (about a minute)"
+	@echo "  SAVE=1        bench: also record the results in bench/results/ (committed; full runs)"
+	@echo "  N=1000        fuzz: how many cases"
+	@echo "  SEED=20261203 fuzz: the seed"
+	@echo "  CASE=123      fuzz: only that case of SEED (a failure's reproducer names it)"
+	@echo "  LANE=dawn     fuzz: run in Pyodide on Node.js + Dawn instead of plain CPython"
+	@echo "  KERNELS=gpu   fuzz: one kernel family only, cpu or gpu (default: both)"
 
 $(STAMPS)/system: tools/setup_system.sh
 	tools/setup_system.sh
@@ -86,16 +106,25 @@ $(LITE)/index.html: $(wildcard lite/* lite/*/*) $(PYODIDE_DIST)/pyodide-lock.jso
 lite: $(LITE)/index.html
 	$(if $(SERVE),$(PY) tools/demo.py $(LITE) --serve $(or $(PORT),8001) --page notebooks/index.html?path=tenferro_web_example.ipynb)
 
-# The benchmark page: tenferro-web, Pyodide's numpy and TensorFlow.js (WebGPU) side by side.
-$(BENCH_SITE)/index.html: $(wildcard bench/page/*) bench/browser_bench.py $(PYODIDE_DIST)/pyodide-lock.json
-	rm -rf $(BENCH_SITE) && mkdir -p $(BENCH_SITE)/tfjs
+# The benchmark page: tenferro-web, Pyodide's numpy and three JavaScript libraries on WebGPU
+# side by side, each served from node_modules (never a CDN): TF.js (its UMD builds), jax-js (its
+# ES modules; package.json for the version) and onnxruntime-web (its WebGPU build and the wasm
+# module it loads).
+$(BENCH_SITE)/index.html: $(wildcard bench/page/*) bench/browser_bench.py $(STAMPS)/npm \
+                          $(PYODIDE_DIST)/pyodide-lock.json
+	rm -rf $(BENCH_SITE) && mkdir -p $(BENCH_SITE)/tfjs $(BENCH_SITE)/jax-js $(BENCH_SITE)/ort
 	cp bench/page/* bench/browser_bench.py $(BENCH_SITE)/
 	cp node_modules/@tensorflow/tfjs-core/dist/tf-core.min.js \
 	   node_modules/@tensorflow/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js $(BENCH_SITE)/tfjs/
+	cp node_modules/@jax-js/jax/dist/*.js node_modules/@jax-js/jax/package.json $(BENCH_SITE)/jax-js/
+	cp node_modules/onnxruntime-web/dist/{ort.webgpu.min.mjs,ort-wasm-simd-threaded.asyncify.*} \
+	   $(BENCH_SITE)/ort/
 	cp -r $(PYODIDE_DIST) $(BENCH_SITE)/pyodide
 
+# Progress on stdout as it runs, one table at the end, JSON in build/bench/; SAVE=1 also records
+# it in bench/results/ (committed), QUICK=1 runs the small sizes only.
 bench: $(BENCH_SITE)/index.html
-	$(PY) bench/run_browser.py $(BENCH_SITE) $(if $(QUICK),--quick)
+	$(PY) bench/run_browser.py $(BENCH_SITE) $(if $(QUICK),--quick) $(if $(SAVE),--save)
 
 # What bench/h200.py needs on the lent H200 (the device tool carries build/h200).
 h200-bundle: $(PYODIDE_DIST)/pyodide-lock.json $(STAMPS)/npm

@@ -1,73 +1,134 @@
 """The Python side of the browser benchmark (runs in Pyodide, driven by page/bench.mjs).
 
-Times, in one page and on the same sizes: this package's dot_general called from Python (so its
-Python overhead is included), Pyodide's numpy matmul, and TensorFlow.js's WebGPU matMul; plus
-readback latency and the per-op cost of a chain of small dispatches. Medians after a warm-up.
+Times, in one page and on the same operands: this package's dot_general called from Python (so
+its Python overhead is included), Pyodide's numpy matmul, and the WebGPU peers of page/bench.mjs
+(TF.js, jax-js, onnxruntime-web). One rule for every library: a warm-up trial, then trials of r
+products enqueued back to back, each trial ending with the readback of its last result; the
+median trial counts. Every library's last result is checked against numpy's. Plus readback
+latency and the per-op cost of a chain of small dispatches. Progress goes to ``log`` as it runs.
 """
 
 import statistics
 import time
+from dataclasses import dataclass
 
 import numpy as np
+from pyodide.ffi import to_js
 
 import tenferro_web as tw
-from js import tfjsGemm
+from js import benchPeers
+
+OURS, NUMPY = "tenferro-web", "numpy"
 
 
-def median(values):
-    return statistics.median(values)
+@dataclass
+class Case:
+    name: str
+    m: int
+    n: int
+    k: int
+    batch: int
+    dtype: type
+    trials: int
+    r: int  # products per trial: several where one is too short to time against the readback
+
+    @property
+    def libraries(self):
+        peers = list(benchPeers.names) if self.dtype == np.float32 else []  # the peers: f32 only
+        return [OURS, NUMPY, *peers]
 
 
-async def time_ours(rt, a, b, cfg, reps):
-    tw.dot_general(a, b, *cfg)
-    await rt.synchronize()
+def cases(quick):
+    trials = {256: 5, 512: 5, 1024: 3, 2048: 1}
+    sizes = [256, 512] if quick else [256, 512, 1024, 2048]
+    out = [Case(f"f32 {s}", s, s, s, 1, np.float32, trials[s], max(1, 1024 // s))
+           for s in sizes]
+    out.append(Case("f32 batch 16x256", 256, 256, 256, 16, np.float32, 3, 1))
+    c32 = 256 if quick else 512
+    out.append(Case(f"c32 {c32}", c32, c32, c32, 1, np.complex64, 3, 1))
+    return out
+
+
+async def timed(trial, trials):
+    """Median seconds of ``trials`` calls of ``trial`` after one warm-up, and the last result."""
+    out = await trial()
     times = []
-    for _ in range(reps):
+    for _ in range(trials):
         start = time.perf_counter()
-        tw.dot_general(a, b, *cfg)
-        await rt.synchronize()
+        out = await trial()
         times.append(time.perf_counter() - start)
-    return median(times)
+    return statistics.median(times), out
 
 
-def time_numpy(a, b, reps):
-    a @ b
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        a @ b
-        times.append(time.perf_counter() - start)
-    return median(times)
-
-
-async def gemm_case(rt, name, m, n, k, batch, dtype, reps, log):
-    rng = np.random.default_rng(0)
-    shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch > 1 else ((m, k), (k, n))
-    a = rng.standard_normal(shape_a).astype(dtype)
-    b = rng.standard_normal(shape_b).astype(dtype)
-    if dtype == np.complex64:
-        a = a + 1j * rng.standard_normal(shape_a).astype(np.float32)
-        b = b + 1j * rng.standard_normal(shape_b).astype(np.float32)
-    flops = (8 if dtype == np.complex64 else 2) * m * n * k * batch
-    if batch > 1:
+async def time_ours(rt, a, b, case):
+    if case.batch > 1:
         # Column-major [m, k, batch] on the device: batch axes last, every matrix compact.
         da, db = rt.upload(np.moveaxis(a, 0, 2)), rt.upload(np.moveaxis(b, 0, 2))
         cfg = ([1], [0], [2], [2])
     else:
         da, db = rt.upload(a), rt.upload(b)
         cfg = ([1], [0], [], [])
-    ours = await time_ours(rt, da, db, cfg, reps)
-    numpy_s = time_numpy(a, b, reps)
-    row = {"case": name, "m": m, "n": n, "k": k, "batch": batch, "dtype": np.dtype(dtype).name,
-           "ours_gflops": flops / ours / 1e9, "numpy_gflops": flops / numpy_s / 1e9}
-    if dtype == np.float32:
-        tf_ms = await tfjsGemm(m, n, k, batch, max(1, reps // 2))
-        row["tfjs_gflops"] = flops / (tf_ms / 1e3) / 1e9
-        row["vs_tfjs"] = row["ours_gflops"] / row["tfjs_gflops"]
-    row["vs_numpy"] = row["ours_gflops"] / row["numpy_gflops"]
-    log(f"{name}: ours {row['ours_gflops']:.2f}, numpy {row['numpy_gflops']:.2f}, "
-        f"tf.js {row.get('tfjs_gflops', float('nan')):.2f} GFLOP/s")
-    return row
+
+    async def trial():
+        for _ in range(case.r):
+            c = tw.dot_general(da, db, *cfg)
+        return await c.download()
+
+    seconds, out = await timed(trial, case.trials)
+    return seconds, np.moveaxis(out, 2, 0) if case.batch > 1 else out  # [m, n, batch] -> numpy's
+
+
+async def time_numpy(a, b, case):
+    async def trial():
+        for _ in range(case.r):
+            c = a @ b
+        return c
+
+    return await timed(trial, case.trials)
+
+
+async def time_peer(name, a, b, case):
+    res = await benchPeers.gemm(name, to_js(list(a.shape)), to_js(list(b.shape)), a, b, case.r,
+                                case.trials)
+    return res.ms / 1e3, np.frombuffer(res.out.to_py(), np.float32)
+
+
+def check(library, case, out, ref):
+    """Fail the run when a library's product is not numpy's (a library that skipped work, or
+    computed something else, must not show up as fast)."""
+    err = np.max(np.abs(np.reshape(out, ref.shape) - ref)) / np.max(np.abs(ref))
+    if not err < 1e-4:
+        raise AssertionError(f"{case.name}: {library} differs from numpy: max |error| is "
+                             f"{err:.1e} of max |C|")
+
+
+async def gemm_case(rt, case, step):
+    rng = np.random.default_rng(0)
+    shape_a = (case.batch, case.m, case.k) if case.batch > 1 else (case.m, case.k)
+    shape_b = (case.batch, case.k, case.n) if case.batch > 1 else (case.k, case.n)
+    a = rng.standard_normal(shape_a).astype(case.dtype)
+    b = rng.standard_normal(shape_b).astype(case.dtype)
+    if case.dtype == np.complex64:
+        a = a + 1j * rng.standard_normal(shape_a).astype(np.float32)
+        b = b + 1j * rng.standard_normal(shape_b).astype(np.float32)
+    flops = (8 if case.dtype == np.complex64 else 2) * case.m * case.n * case.k * case.batch
+    seconds, outs = {}, {}
+    for library in case.libraries:  # numpy first of those checked: its result is the reference
+        step(f"{case.name}: {library}")
+        if library == OURS:
+            seconds[library], outs[library] = await time_ours(rt, a, b, case)
+        elif library == NUMPY:
+            seconds[library], outs[library] = await time_numpy(a, b, case)
+        else:
+            seconds[library], outs[library] = await time_peer(library, a, b, case)
+    for library, out in outs.items():
+        if library != NUMPY:
+            check(library, case, out, outs[NUMPY])
+    gflops = {lib: flops * case.r / s / 1e9 for lib, s in seconds.items()}
+    return {"case": case.name, "m": case.m, "n": case.n, "k": case.k, "batch": case.batch,
+            "dtype": np.dtype(case.dtype).name, "r": case.r, "trials": case.trials,
+            "gflops": gflops,
+            "ours_over": {lib: gflops[OURS] / g for lib, g in gflops.items() if lib != OURS}}
 
 
 async def readback(rt, nbytes, reps=21):
@@ -78,7 +139,7 @@ async def readback(rt, nbytes, reps=21):
         start = time.perf_counter()
         await t.download()
         times.append(time.perf_counter() - start)
-    return median(times) * 1e3
+    return statistics.median(times) * 1e3
 
 
 async def dispatch_chain(rt, ops=100, reps=5):
@@ -95,32 +156,51 @@ async def dispatch_chain(rt, ops=100, reps=5):
         await rt.synchronize()
         enqueue.append((queued - start) / ops)
         total.append((time.perf_counter() - start) / ops)
-    return median(enqueue) * 1e6, median(total) * 1e6
+    return statistics.median(enqueue) * 1e6, statistics.median(total) * 1e6
 
 
 async def run(quick, log):
     rt = await tw.WebGpuRuntime.create()
     a = rt.adapter
-    log(f"adapter {a.vendor}/{a.architecture}, kernels "
+    log(f"tenferro-web {tw.__version__} on {a.vendor}/{a.architecture}, kernels "
         f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
-    sizes = [(256, 5), (512, 3)] if quick else [(256, 7), (512, 5), (1024, 3), (2048, 1)]
+    plan = cases(quick)
+    total = sum(len(c.libraries) for c in plan) + 2  # + readback and the dispatch chain
+    done = 0
+
+    def step(what):
+        nonlocal done
+        done += 1
+        log(f"step {done}/{total}: {what}")
+
     rows = []
-    for size, reps in sizes:
-        rows.append(await gemm_case(rt, f"f32 {size}", size, size, size, 1, np.float32, reps,
-                                    log))
-    rows.append(await gemm_case(rt, "f32 batch 16x256", 256, 256, 256, 16, np.float32, 3, log))
-    c32 = 256 if quick else 512
-    rows.append(await gemm_case(rt, f"c32 {c32}", c32, c32, c32, 1, np.complex64, 3, log))
-    f32_same = next(r for r in rows if r["case"] == f"f32 {c32}")
+    for case in plan:
+        row = await gemm_case(rt, case, step)
+        log(f"{case.name}: " + ", ".join(f"{lib} {g:.2f}" for lib, g in row["gflops"].items())
+            + " GFLOP/s")
+        rows.append(row)
+    step("readback latency")
+    readback_ms = {"4 B": await readback(rt, 4), "4 MiB": await readback(rt, 4 << 20)}
+    step("chain of 100 small dot_generals")
     enqueue_us, total_us = await dispatch_chain(rt)
-    result = {
+    c32, f32_same = rows[-1], next(r for r in rows if r["case"] == f"f32 {rows[-1]['m']}")
+    libraries = {
+        OURS: {"version": tw.__version__, "backend": "webgpu",
+               "adapter": f"{a.vendor}/{a.architecture}"},
+        NUMPY: {"version": np.__version__, "backend": "cpu", "adapter": None},
+    }
+    for name in benchPeers.names:
+        libraries[name] = benchPeers.info(name).to_py()
+    log("done")
+    return {
         "adapter": {"vendor": a.vendor, "architecture": a.architecture,
                     "fallback": a.is_fallback},
+        "libraries": libraries,
+        "timing": "per library: one warm-up trial, then `trials` trials of `r` products "
+                  "enqueued back to back, each ending with the readback of its last result; "
+                  "GFLOP/s of the median trial",
         "gemm": rows,
-        "c32_over_f32_rate": rows[-1]["ours_gflops"] / f32_same["ours_gflops"],
-        "readback_ms": {"4 B": await readback(rt, 4), "4 MiB": await readback(rt, 4 << 20)},
+        "c32_over_f32_rate": c32["gflops"][OURS] / f32_same["gflops"][OURS],
+        "readback_ms": readback_ms,
         "dispatch_us_per_op": {"python_enqueue": enqueue_us, "enqueue_and_gpu": total_us},
-        "numpy": np.__version__, "tenferro_web": tw.__version__,
     }
-    log("done")
-    return result

@@ -1,12 +1,15 @@
 """`make bench`: the browser benchmark in Debian's headless Chromium on its WebGPU adapter.
 
-Prints a table and writes JSON (default bench/results/browser-<architecture>.json).
+Shows the page's progress as it runs, then prints one table with every library side by side.
+Writes JSON to build/bench/browser-<architecture>.json; --save also records it as the
+committed bench/results/browser-<architecture>.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -15,51 +18,92 @@ ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from browser_env import OffsiteGuard, chromium, serve_directory  # noqa: E402
 
+# Table columns: the libraries as the page names them, and their headings.
+COLUMNS = {"tenferro-web": "ours", "numpy": "numpy", "tfjs": "TF.js", "jax-js": "jax-js",
+           "onnxruntime-web": "ORT-web"}
+PREFIX = "bench: "  # what page/bench.mjs puts before each line it logs to the console
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("site", type=Path)
-    parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+
+def run_page(site: Path, quick: bool) -> dict:
+    """Open the page and wait for ``window.benchDone``, printing its log lines as they come."""
+    started = time.perf_counter()
+
+    def show(message) -> None:
+        text = message.text
+        if message.type == "error" or text.startswith(PREFIX):
+            print(f"[{time.perf_counter() - started:6.1f} s] {text.removeprefix(PREFIX)}",
+                  flush=True)
+
     guard = OffsiteGuard()
     guard.start()
-    started = time.perf_counter()
-    with serve_directory(args.site) as base, chromium(guard) as browser:
+    with serve_directory(site) as base, chromium(guard) as browser:
         page = browser.new_page()
-        page.on("console", lambda m: print(f"  [{m.type}] {m.text}") if m.type == "error"
-                else None)
-        page.goto(f"{base}/index.html{'?quick=1' if args.quick else ''}")
+        page.on("console", show)
+        page.goto(f"{base}/index.html{'?quick=1' if quick else ''}")
         page.wait_for_function("window.benchDone !== undefined", timeout=40 * 60 * 1000)
         result = page.evaluate("window.benchDone")
-        browser_version = browser.version
+        result["browser"] = f"Chromium {browser.version}"
     guard.stop()
     if "error" in result:
         sys.exit(f"benchmark failed: {result['error']}")
-    result["browser"] = f"Chromium {browser_version}"
     result["offsite_requests"] = guard.offsite_requests()
     result["seconds"] = round(time.perf_counter() - started, 1)
-    adapter = result["adapter"]
-    print(f"adapter: {adapter['vendor']}/{adapter['architecture']} in {result['browser']}")
-    print(f"{'case':<18}{'ours':>9}{'numpy':>9}{'tf.js':>9}{'x numpy':>9}{'x tf.js':>9}"
-          "   (GFLOP/s, medians)")
-    for r in result["gemm"]:
-        tf_rate = f"{r['tfjs_gflops']:9.2f}" if "tfjs_gflops" in r else f"{'-':>9}"
-        tf_ratio = f"{r['vs_tfjs']:9.1f}" if "vs_tfjs" in r else f"{'-':>9}"
-        print(f"{r['case']:<18}{r['ours_gflops']:9.2f}{r['numpy_gflops']:9.2f}{tf_rate}"
-              f"{r['vs_numpy']:9.1f}{tf_ratio}")
+    return result
+
+
+def print_table(result: dict) -> None:
+    libs = [lib for lib in COLUMNS if lib in result["libraries"]]
+    peers = libs[1:]
+    w = 9
+    print(f"\nGFLOP/s on {result['adapter']['vendor']}/{result['adapter']['architecture']} in "
+          f"{result['browser']}, median trial (a trial: r products, then a readback); "
+          "then ours over each")
+    print(f"{'case':<18}{'r':>3}" + "".join(f"{COLUMNS[lib]:>{w}}" for lib in libs) + " |"
+          + "".join(f"{'x ' + COLUMNS[lib]:>{w + 1}}" for lib in peers))
+    for key in ("version", "backend"):
+        print(f"{key:<21}" + "".join(f"{result['libraries'][lib][key]:>{w}}" for lib in libs)
+              + " |")
+    for row in result["gemm"]:
+        rates = "".join(f"{row['gflops'][lib]:{w}.2f}" if lib in row["gflops"] else f"{'-':>{w}}"
+                        for lib in libs)
+        ratios = "".join(f"{row['ours_over'][lib]:{w}.1f}x" if lib in row["ours_over"]
+                         else f"{'-':>{w + 1}}" for lib in peers)
+        print(f"{row['case']:<18}{row['r']:>3}{rates} |{ratios}")
+    adapters = ", ".join(f"{COLUMNS[lib]} {result['libraries'][lib]['adapter']}" for lib in libs
+                         if result["libraries"][lib].get("adapter"))
+    print(f"WebGPU adapters: {adapters}")
     print(f"C32 rate / F32 rate (8 flops per complex MAC): {result['c32_over_f32_rate']:.2f}")
     rb = result["readback_ms"]
     print(f"readback latency: 4 B {rb['4 B']:.2f} ms, 4 MiB {rb['4 MiB']:.2f} ms")
     d = result["dispatch_us_per_op"]
     print(f"chain of 100 small dot_generals: {d['python_enqueue']:.0f} us/op to enqueue from "
           f"Python, {d['enqueue_and_gpu']:.0f} us/op including the GPU")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", type=Path)
+    parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
+    parser.add_argument("--out", type=Path, help="default build/bench/browser-<architecture>.json")
+    parser.add_argument("--save", action="store_true",
+                        help="also record the results in bench/results/ (committed)")
+    args = parser.parse_args()
+    if args.save and args.quick:
+        sys.exit("--save records full runs only (a quick run would replace the full figures)")
+    result = run_page(args.site, args.quick)
+    result["command"] = " ".join(["bench/run_browser.py", *sys.argv[1:]])
+    print_table(result)
     if result["offsite_requests"]:
         sys.exit(f"requests tried to leave 127.0.0.1: {result['offsite_requests']}")
-    out = args.out or ROOT / "bench" / "results" / f"browser-{adapter['architecture']}.json"
+    name = f"browser-{result['adapter']['architecture']}.json"
+    out = args.out or ROOT / "build" / "bench" / name
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1))
+    out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {out} ({result['seconds']} s)")
+    if args.save:
+        saved = ROOT / "bench" / "results" / name
+        shutil.copyfile(out, saved)
+        print(f"saved as {saved.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

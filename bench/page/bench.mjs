@@ -1,39 +1,190 @@
 // Side-by-side benchmark in one page: tenferro-web from Python (Pyodide), Pyodide's numpy, and
-// TensorFlow.js's WebGPU backend, on the same sizes. The Python side is browser_bench.py.
+// three JavaScript libraries on WebGPU (TF.js, jax-js, onnxruntime-web), on the same operands.
+// The Python side is browser_bench.py: it calls `benchPeers.gemm` for each peer and case.
+// Every line logged here also goes to the console, where bench/run_browser.py shows it as
+// progress.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
+import * as jax from "./jax-js/index.js";
+import * as ort from "./ort/ort.webgpu.min.mjs";
 
-const log = (line) => { document.getElementById("log").textContent += "\n" + line; };
+const log = (line) => {
+  document.getElementById("log").textContent += "\n" + line;
+  console.log(`bench: ${line}`);
+};
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+const adapterName = (device) => `${device.adapterInfo.vendor}/${device.adapterInfo.architecture}`;
+const numel = (shape) => shape.reduce((x, y) => x * y, 1);
 
-// TF.js matMul timed to its result: `data()` is the only barrier TF.js guarantees (its queue
-// is flushed lazily), so the readback is included; at these sizes it is under 1% of the time.
-// Medians of `reps` after one warm-up.
-async function tfjsGemm(m, n, k, batch, reps) {
-  const shapeA = batch > 1 ? [batch, m, k] : [m, k];
-  const shapeB = batch > 1 ? [batch, k, n] : [k, n];
-  const a = tf.randomNormal(shapeA), b = tf.randomNormal(shapeB);
-  const once = async () => {
-    const start = performance.now();
-    const c = tf.matMul(a, b);
-    await c.data();
-    const ms = performance.now() - start;
-    c.dispose();
-    return ms;
-  };
-  await once();
+// The rule for every library (browser_bench.py times tenferro-web and numpy alike): one warm-up
+// trial (shader compilation, allocations), then `trials` trials; `trial()` enqueues r products
+// back to back and reads the last one back, the only barrier every library offers. Returns the
+// median trial in ms and the last result, which the Python side checks against numpy.
+async function timeTrials(trial, trials) {
+  let out = await trial();
   const times = [];
-  for (let r = 0; r < reps; r++) times.push(await once());
-  a.dispose(); b.dispose();
-  times.sort((x, y) => x - y);
-  return times[Math.floor(times.length / 2)];
+  for (let t = 0; t < trials; t++) {
+    const start = performance.now();
+    out = await trial();
+    times.push(performance.now() - start);
+  }
+  return { ms: median(times), out };
 }
 
+// Each peer: `init()` gets WebGPU or throws (no silent fallback to a CPU backend) and returns
+// what the results record; `gemm(shapeA, shapeB, a, b, r, trials)` multiplies row-major f32
+// operands, [batch,] m x k by [batch,] k x n, and returns `timeTrials`' answer.
+const tfjs = {
+  async init() {
+    if (!(await tf.setBackend("webgpu"))) throw new Error("TF.js: no WebGPU backend");
+    await tf.ready();
+    const adapter = adapterName(tf.backend().device);
+    return { version: tf.version_core, backend: tf.getBackend(), adapter };
+  },
+  async gemm(shapeA, shapeB, a, b, r, trials) {
+    const ta = tf.tensor(a, shapeA), tb = tf.tensor(b, shapeB);
+    const result = await timeTrials(async () => {
+      const cs = [];
+      for (let i = 0; i < r; i++) cs.push(tf.matMul(ta, tb));
+      const out = await cs[r - 1].data();  // TF.js flushes its queue lazily: data() is the barrier
+      cs.forEach((c) => c.dispose());
+      return out;
+    }, trials);
+    ta.dispose(); tb.dispose();
+    return result;
+  },
+};
+
+// jax-js is lazy: a product runs when something waits on it, and one dropped unread never runs.
+// So a trial keeps its r products and waits on all of them (blockUntilReady submits each), then
+// reads the last back.
+const jaxjs = {
+  async init() {
+    if (!(await jax.init("webgpu")).includes("webgpu")) throw new Error("jax-js: no WebGPU device");
+    jax.defaultDevice("webgpu");
+    const pkg = await (await fetch("jax-js/package.json")).json();  // jax-js exports no version
+    const adapter = adapterName(jax.getWebGPUDevice());
+    return { version: pkg.version, backend: jax.defaultDevice(), adapter };
+  },
+  async gemm(shapeA, shapeB, a, b, r, trials) {
+    const np = jax.numpy;
+    const ja = np.array(a, { shape: shapeA }), jb = np.array(b, { shape: shapeB });
+    if (ja.device !== "webgpu") throw new Error(`jax-js: operand on ${ja.device}, not webgpu`);
+    const result = await timeTrials(async () => {
+      const cs = [];
+      for (let i = 0; i < r; i++) cs.push(np.matmul(ja.ref, jb.ref));  // .ref: keep the operands
+      await jax.blockUntilReady(cs);
+      cs.slice(0, -1).forEach((c) => c.dispose());
+      return await cs[r - 1].data();  // data() consumes the last one
+    }, trials);
+    ja.dispose(); jb.dispose();
+    return result;
+  },
+};
+
+// onnxruntime-web runs ONNX graphs only, so each case builds a one-node model C = MatMul(A, B)
+// (below). Operands live in GPU buffers and results stay there (`gpu-buffer`), so a run moves no
+// data; the last result of a trial is read back with getData().
+const ortOptions = {
+  executionProviders: ["webgpu"],  // WebGPU only: creating a session fails without it
+  preferredOutputLocation: "gpu-buffer",
+  // Fail instead of running a node the WebGPU EP does not take on ORT's CPU EP.
+  extra: { session: { disable_cpu_ep_fallback: "1" } },
+};
+const onnx = {
+  async init() {
+    ort.env.wasm.wasmPaths = new URL("./ort/", location.href).href;  // local files, never a CDN
+    ort.env.wasm.numThreads = 1;  // the page is not cross-origin isolated: no worker threads
+    // A first session starts the WebGPU EP (or throws); its device then names the adapter.
+    const tiny = matmulModel([1, 1], [1, 1], [1, 1]);
+    await (await ort.InferenceSession.create(tiny, ortOptions)).release();
+    const adapter = adapterName(await ort.env.webgpu.device);
+    return { version: ort.env.versions.web, backend: "webgpu", adapter };
+  },
+  async gemm(shapeA, shapeB, a, b, r, trials) {
+    const shapeC = [...shapeA.slice(0, -1), shapeB[shapeB.length - 1]];
+    const model = matmulModel(shapeA, shapeB, shapeC);
+    const session = await ort.InferenceSession.create(model, ortOptions);
+    const device = await ort.env.webgpu.device;
+    const onGpu = (data, dims) => {
+      const buffer = device.createBuffer({
+        size: data.byteLength,
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+      });
+      device.queue.writeBuffer(buffer, 0, data);
+      return ort.Tensor.fromGpuBuffer(buffer, { dataType: "float32", dims });
+    };
+    const feeds = { A: onGpu(a, shapeA), B: onGpu(b, shapeB) };
+    const result = await timeTrials(async () => {
+      const cs = [];
+      for (let i = 0; i < r; i++) cs.push((await session.run(feeds)).C);
+      if (cs[0].location !== "gpu-buffer") throw new Error(`ORT: result on ${cs[0].location}`);
+      const out = await cs[r - 1].getData();
+      cs.forEach((c) => c.dispose());
+      return out;
+    }, trials);
+    await session.release();
+    for (const t of Object.values(feeds)) t.gpuBuffer.destroy();
+    return result;
+  },
+};
+
+// A one-node ONNX model, C = MatMul(A, B) on f32 of fixed shapes, written as protobuf bytes by
+// hand so the page needs no ONNX tooling. Field numbers are those of onnx/onnx.proto.
+function matmulModel(shapeA, shapeB, shapeC) {
+  const varint = (n) => {
+    const out = [];
+    for (; n > 127; n = Math.floor(n / 128)) out.push((n % 128) | 128);
+    return [...out, n];
+  };
+  const int = (field, n) => [field << 3, ...varint(n)];  // wire type 0
+  const bytes = (field, body) => [(field << 3) | 2, ...varint(body.length), ...body];  // type 2
+  const str = (field, s) => bytes(field, [...new TextEncoder().encode(s)]);
+  const FLOAT = 1;  // TensorProto.DataType
+  const valueInfo = (name, shape) => [
+    ...str(1, name),                                          // ValueInfoProto.name
+    ...bytes(2, bytes(1, [                                    // .type.tensor_type
+      ...int(1, FLOAT),                                       //   .elem_type
+      ...bytes(2, shape.flatMap((d) => bytes(1, int(1, d)))), //   .shape.dim[].dim_value
+    ])),
+  ];
+  const node = [...str(1, "A"), ...str(1, "B"), ...str(2, "C"), ...str(4, "MatMul")];
+  const graph = [
+    ...bytes(1, node), ...str(2, "matmul"),                   // GraphProto.node, .name
+    ...bytes(11, valueInfo("A", shapeA)), ...bytes(11, valueInfo("B", shapeB)),  // .input
+    ...bytes(12, valueInfo("C", shapeC)),                     // .output
+  ];
+  return new Uint8Array([
+    ...int(1, 8),                                             // ModelProto.ir_version
+    ...bytes(8, int(2, 13)),                                  // .opset_import: default domain, 13
+    ...bytes(7, graph),                                       // .graph
+  ]);
+}
+
+const peers = { tfjs, "jax-js": jaxjs, "onnxruntime-web": onnx };
+
 async function main() {
-  await tf.setBackend("webgpu");
-  await tf.ready();
-  log(`tf.js ${tf.version_core} backend ${tf.getBackend()}`);
+  for (const [name, peer] of Object.entries(peers)) {
+    peer.info = await peer.init();
+    log(`${name} ${peer.info.version} on ${peer.info.backend} (${peer.info.adapter})`);
+  }
+  globalThis.benchPeers = {  // browser_bench.py imports it from js
+    names: Object.keys(peers),
+    info: (name) => peers[name].info,
+    // Operands arrive as numpy arrays (PyProxies): copy each out as a Float32Array.
+    async gemm(name, shapeA, shapeB, a, b, r, trials) {
+      const [fa, fb] = [a, b].map((x) => {
+        const view = x.getBuffer("f32");
+        try { return view.data.slice(); } finally { view.release(); }
+      });
+      if (fa.length !== numel(shapeA) || fb.length !== numel(shapeB)) {
+        throw new Error("operands do not match their shapes");
+      }
+      return await peers[name].gemm(shapeA, shapeB, fa, fb, r, trials);
+    },
+  };
+  log("loading Pyodide and tenferro-web");
   const pyodide = await loadPyodide({ indexURL: new URL("./pyodide/", location.href).href });
   await pyodide.loadPackage("tenferro-web");
-  globalThis.tfjsGemm = tfjsGemm;  // browser_bench.py imports it from js
   const ns = pyodide.globals.get("dict")();
   pyodide.runPython(await (await fetch("browser_bench.py")).text(), { globals: ns });
   const quick = new URLSearchParams(location.search).has("quick");
@@ -41,4 +192,4 @@ async function main() {
   window.benchDone = result.toJs({ dict_converter: Object.fromEntries });
 }
 
-main().catch((e) => { log(String(e)); window.benchDone = { error: String(e) }; });
+main().catch((e) => { log(String(e.stack || e)); window.benchDone = { error: String(e) }; });
