@@ -25,6 +25,7 @@ class Trace:
     vec4_starts: list[tuple[str, int]] = field(default_factory=list)  # (operand, element index)
     gemm_jobs: list[list[tuple[int, int]]] = field(default_factory=list)  # per launch: K ranges
     writes: list[np.ndarray] = field(default_factory=list)  # per copy launch: dst indices
+    sum_chunks: list[list[tuple[int, int]]] = field(default_factory=list)  # per sum: K ranges
 
 
 def gemm_params(words: tuple[int, ...]) -> dict:
@@ -119,9 +120,32 @@ def _reduce(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
     out[:size] = partial[: size * chunks].reshape(chunks, size).sum(axis=0)
 
 
+def _sum(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
+    w = launch.words
+    if launch.key.name == "sum_tree":
+        m, k, chunk, chunks = w[:4]
+        offset, m_stride, k_stride = (signed(x) for x in w[4:7])
+        groups, per_group = m * chunks, 1
+    else:
+        m, k = w[:2]
+        offset, m_stride, k_stride = (signed(x) for x in w[2:5])
+        chunk, chunks, groups, per_group = k, 1, m, 256
+    x, y, _ = launch.grid
+    assert x * y * per_group >= groups, "grid misses outputs"
+    src, out = (bufs[s] for s in launch.buffers)
+    ranges = []
+    wide = np.complex128 if np.iscomplexobj(src) else np.float64
+    for c in range(chunks):
+        ks = np.arange(c * chunk, min((c + 1) * chunk, k))
+        ranges.append((int(ks[0]), int(ks[-1]) + 1) if ks.size else (0, 0))
+        index = offset + np.arange(m)[:, None] * m_stride + ks[None, :] * k_stride
+        out[c * m: (c + 1) * m] = src[index].astype(wide).sum(axis=1)
+    trace.sum_chunks.append(ranges)
+
+
 KERNELS = {"gemm_tiled": _gemm, "gemm_blocked": _gemm, "copy_strided": _strided_copy,
            "copy_strided_bytes": _strided_copy, "transpose_tiled": _tiled_transpose,
-           "reduce_chunks": _reduce}
+           "reduce_chunks": _reduce, "sum_rows": _sum, "sum_tree": _sum}
 
 
 def run_program(program: Program, inputs: list[np.ndarray], out_dtype) -> tuple[np.ndarray,

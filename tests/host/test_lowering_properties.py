@@ -24,6 +24,7 @@ from tenferro_web.lowering.copy import lower_copy
 from tenferro_web.lowering.gemm import GemmSpec, OperandAccess, lower_dot_general
 from tenferro_web.lowering.profile import BINDING_ALIGN, AdapterProfile
 from tenferro_web.lowering.program import Launch
+from tenferro_web.lowering.reduce import lower_sum
 from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
 from tenferro_web.runtime.buffers import buffer_capacity
 
@@ -251,6 +252,72 @@ def test_copy_programs_write_every_element_exactly_once(problem, profile, dtype,
     written = np.concatenate(trace.writes) if trace.writes else np.array([], int)
     assert np.array_equal(np.sort(written), np.arange(size)), "each element exactly once"
     np.testing.assert_array_equal(out[:size], gather(flat, view).reshape(-1, order="F"))
+
+
+@st.composite
+def sum_problems(draw):
+    """A view and the axes summed from it: few or many outputs, short or long sums (chunked
+    trees), views with any memory order, reversed axes and stride-0 (broadcast) axes."""
+    kept = draw(st.lists(st.sampled_from([1, 2, 3, 7, 64, 65, 300]), max_size=2))
+    summed = draw(st.lists(st.sampled_from([1, 2, 5, 33, 256, 1000, 5000]), min_size=1,
+                           max_size=2))
+    while np.prod(kept + summed, dtype=np.int64) > 60_000:
+        extents = kept if kept and max(kept) >= max(summed) else summed
+        extents[extents.index(max(extents))] = 5
+    roles = draw(st.permutations([("keep", e) for e in kept] + [("sum", e) for e in summed]))
+    view, backing = draw(views(tuple(e for _, e in roles)))
+    strides = list(view.strides)
+    for axis in range(view.rank):
+        if draw(st.integers(0, 9)) == 0:
+            strides[axis] = 0
+    view = ViewLayout(view.shape, tuple(strides), view.offset)
+    return view, backing, tuple(a for a, (r, _) in enumerate(roles) if r == "sum")
+
+
+@SETTINGS
+@given(problem=sum_problems(), profile=PROFILES, dtype=st.sampled_from([DType.F32, DType.C32]),
+       seed=st.integers(0, 2**16))
+def test_sum_programs_compute_numpys_sum(problem, profile, dtype, seed):
+    view, backing, axes = problem
+    rng = np.random.default_rng(seed)
+    flat = small_ints(rng, backing, dtype)
+    ones = ViewLayout(tuple(view.shape[a] for a in axes), (0,) * len(axes), 0)
+    plan = plan_dot_general(dtype, view, dtype, ones,
+                            DotGeneralConfig.of(axes, range(len(axes)), (), ()))
+    program = lowered(lower_sum, OP, profile, plan, view, ones)
+    if program is None:
+        return
+    check_words_and_grids(program, profile)
+    out, trace = run_program(program, [flat, np.ones(1, dtype.numpy)], dtype.numpy)
+    wide = np.complex128 if dtype is DType.C32 else np.float64
+    want = gather(flat, view).astype(wide).sum(axis=axes)
+    kept = [view.shape[a] for a in range(view.rank) if a not in axes]
+    np.testing.assert_array_equal(out[: plan.out_size],
+                                  want.reshape(kept).reshape(-1, order="F").astype(dtype.numpy))
+    for ranges in trace.sum_chunks:  # chunks of K cover it exactly once, in order
+        assert ranges[0][0] == 0 and ranges[-1][1] == plan.k, ranges
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:])), ranges
+
+
+def test_sums_choose_their_kernel_by_the_operand():
+    cpu, gpu = AdapterProfile(cpu=True), AdapterProfile(cpu=False)
+
+    def kernels(profile, shape, axes):
+        view = ViewLayout(shape, tuple(int(s) for s in np.cumprod((1, *shape[:-1]))), 0)
+        ones = ViewLayout(tuple(shape[a] for a in axes), (0,) * len(axes), 0)
+        plan = plan_dot_general(DType.F32, view, DType.F32, ones,
+                                DotGeneralConfig.of(axes, range(len(axes)), (), ()))
+        return [o.key.name for o in lower_sum(OP, profile, plan, view, ones).ops]
+
+    # A full sum spreads over many workgroups on both families, then adds up the chunks.
+    assert kernels(cpu, (4096, 4096), (0, 1)) == ["sum_tree", "reduce_chunks"]
+    assert kernels(gpu, (4096, 4096), (0, 1)) == ["sum_tree", "reduce_chunks"]
+    # Many outputs: the register-blocked GEMM on CPU adapters; on GPUs one invocation per
+    # output when K is not consecutive or short, a workgroup per output when it is long.
+    assert kernels(cpu, (2048, 2048), (1,)) == ["gemm_blocked"]
+    assert kernels(gpu, (8192, 512), (1,)) == ["sum_rows"]
+    assert kernels(gpu, (512, 8192), (0,)) == ["sum_rows"]
+    assert kernels(gpu, (8192, 512), (0,)) == ["sum_tree"]
 
 
 def test_tiny_matrices_get_the_strided_gather_not_16x16_tiles():

@@ -1,6 +1,5 @@
-"""Lowering of an einsum plan: one Program per step (None for the steps that are only views).
-A sum is a dot_general against a stride-0 ones operand: the GEMM kernels read it in place and
-split long sums over K, on every adapter the fuzz checks."""
+"""Lowering of an einsum plan: one Program per step (None for the steps that are only views);
+sums are lowered by reduce.py (their second operand is the device's one-element ones)."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ from .copy import lower_copy
 from .gemm import lower_dot_general
 from .profile import AdapterProfile
 from .program import Program
+from .reduce import lower_sum
 
 
 def lower_einsum(profile: AdapterProfile, plan: EinsumPlan) -> tuple[Program | None, ...]:
@@ -20,7 +20,7 @@ def lower_einsum(profile: AdapterProfile, plan: EinsumPlan) -> tuple[Program | N
         elif isinstance(step, SumStep):
             src = plan.layouts[step.src]
             dg = plan_dot_general(plan.dtype, src, plan.dtype, step.ones, step.config)
-            programs.append(lower_dot_general(OP, profile, dg, src, step.ones))
+            programs.append(lower_sum(OP, profile, dg, src, step.ones))
         elif isinstance(step, DotStep):
             lhs, rhs = plan.layouts[step.lhs], plan.layouts[step.rhs]
             dg = plan_dot_general(plan.dtype, lhs, plan.dtype, rhs, step.config)

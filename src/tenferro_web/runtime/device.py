@@ -257,7 +257,7 @@ class Device:
         return out
 
     def one(self, dtype: DType) -> Tensor:
-        """A one-element tensor holding 1, kept per dtype: sums read it as a stride-0 view."""
+        """A one-element tensor holding 1, kept per dtype: sums bind it as a stride-0 view."""
         if dtype not in self.ones:
             self.ones[dtype] = self.upload(np.ones(1, dtype.numpy))
         return self.ones[dtype]

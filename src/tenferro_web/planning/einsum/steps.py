@@ -5,8 +5,7 @@
    against a wider one gets that extent and stride 0 (broadcasting); a size-1 label summed from
    it alone is dropped;
 2. labels of extent > 1 summed from one operand alone are summed first (``SumStep``, as
-   opt_einsum pre-reduces), before any pairwise contraction: a dot_general against a stride-0
-   view of a single one, over all of them at once;
+   opt_einsum pre-reduces), before any pairwise contraction, all of them in one pass;
 3. one dot_general per pair of the contraction path (operand order, contracting and batch
    orders chosen so that operands bind in place and the last step yields the requested output
    order when dot_general's ``[lhs_free, rhs_free, batch]`` layout allows); outer products
@@ -40,8 +39,10 @@ class ViewStep:
 
 @dataclass(frozen=True)
 class SumStep:
-    """Labels summed from value ``src`` alone: dot_general of ``src`` (lhs) against ``ones``, a
-    stride-0 view of one element holding 1 (rhs), contracting every summed axis."""
+    """Labels summed from value ``src`` alone, planned as a dot_general of ``src`` (lhs)
+    against ``ones`` (a stride-0 rhs of the summed extents), contracting every summed axis: the
+    plan gives the operand's binding (one stride per group, or a packing copy) and the FLOPs;
+    lowering runs it on the reduction kernels."""
 
     src: int
     config: DotGeneralConfig

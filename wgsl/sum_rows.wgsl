@@ -1,0 +1,40 @@
+// Sums over the K axis of a strided operand, one invocation per output:
+//   out[m] = sum over k < K of x[offset + m * m_stride + k * k_stride]
+// Reads are consecutive across invocations when m_stride is 1; no workgroup memory, no
+// barriers (best on CPU adapters, and on GPUs when there are many outputs).
+// params: [M, K, offset, m_stride, k_stride] (the last three signed)
+
+#include "scalar_{{SCALAR}}.wgsl"
+#include "grid.wgsl"
+
+@group(0) @binding(0) var<storage, read> params: array<u32>;
+@group(0) @binding(1) var<storage, read> x: array<Scalar>;
+@group(0) @binding(2) var<storage, read_write> out: array<Scalar>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let m = workgroup_index(wid, nwg) * 256u + lid;
+  if (m >= params[0]) {
+    return;
+  }
+  let k_stride = bitcast<i32>(params[4]);
+  var at = bitcast<i32>(params[2]) + i32(m) * bitcast<i32>(params[3]);
+  // Four partial sums: shorter dependency chains, and a little less rounding for long K.
+  var total = array<Scalar, 4>();
+  let k_len = params[1];
+  var k = 0u;
+  for (; k + 4u <= k_len; k += 4u) {
+    total[0] += x[at];
+    total[1] += x[at + k_stride];
+    total[2] += x[at + 2 * k_stride];
+    total[3] += x[at + 3 * k_stride];
+    at += 4 * k_stride;
+  }
+  for (; k < k_len; k++) {
+    total[0] += x[at];
+    at += k_stride;
+  }
+  out[m] = (total[0] + total[1]) + (total[2] + total[3]);
+}

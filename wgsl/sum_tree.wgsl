@@ -1,0 +1,47 @@
+// Sums over the K axis of a strided operand, one workgroup per (output, chunk of K): its 256
+// invocations read the chunk 256 apart (consecutive when k_stride is 1), then add up their
+// partial sums as a tree in workgroup memory.
+//   out[m + c * M] = sum over k in chunk c of x[offset + m * m_stride + k * k_stride]
+// With several chunks, `out` is a temporary that reduce_chunks adds up.
+// params: [M, K, chunk length, chunks, offset, m_stride, k_stride] (the last three signed)
+
+#include "scalar_{{SCALAR}}.wgsl"
+#include "grid.wgsl"
+
+@group(0) @binding(0) var<storage, read> params: array<u32>;
+@group(0) @binding(1) var<storage, read> x: array<Scalar>;
+@group(0) @binding(2) var<storage, read_write> out: array<Scalar>;
+
+var<workgroup> partial: array<Scalar, 256>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let group = workgroup_index(wid, nwg);
+  let m_count = params[0];
+  let m = group % m_count;
+  let c = group / m_count;
+  if (c >= params[3]) {
+    return;  // the grid's spare workgroups (uniform: the whole workgroup leaves)
+  }
+  let k_begin = c * params[2];
+  let k_end = min(k_begin + params[2], params[1]);
+  let k_stride = bitcast<i32>(params[6]);
+  let base = bitcast<i32>(params[4]) + i32(m) * bitcast<i32>(params[5]);
+  var total = Scalar();
+  for (var k = k_begin + lid; k < k_end; k += 256u) {
+    total += x[base + i32(k) * k_stride];
+  }
+  partial[lid] = total;
+  workgroupBarrier();
+  for (var half = 128u; half > 0u; half >>= 1u) {
+    if (lid < half) {
+      partial[lid] += partial[lid + half];
+    }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    out[m + c * m_count] = partial[0];
+  }
+}
