@@ -11,6 +11,7 @@ Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
    adapter's info, features and limits, the kernel fuzz on both kernel families, the GEMM cases.
 3. wgpu-native in CPython (the native transport): the same fuzz and GEMM cases.
 4. torch.matmul / torch.bmm (cuBLAS, TF32 off) on the same cases with the same timing rule.
+5. bench/sums.py in both lanes: the sum kernels the lowering picks against the GEMM path.
 Prints a table of ratios and writes DIR/h200-lanes.json and one log per step.
 """
 
@@ -164,11 +165,18 @@ def main() -> int:
                              str(ROOT / "bench/gemm_lane.py"), "gemm_lane:main", *gemm_args],
         "native-fuzz": [sys.executable, str(ROOT / "tools/fuzz.py"), *fuzz_args],
         "native-gemm": [sys.executable, str(ROOT / "bench/gemm_lane.py"), *gemm_args],
+        "dawn-sums": node + ["--module", str(ROOT / "bench/sums.py"), "sums:main"],
+        "native-sums": [sys.executable, str(ROOT / "bench/sums.py")],
     }
     for step, cmd in steps.items():
         code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
-        report[step] = fuzz_summary(code, text) if step.endswith("fuzz") else \
-            (result_of(text) or {"exit": code, "error": text.splitlines()[-5:]})
+        if step.endswith("fuzz"):
+            report[step] = fuzz_summary(code, text)
+        elif step.endswith("sums"):
+            report[step] = {"exit": code, "lines": [line for line in text.splitlines()
+                                                    if "ms" in line or "lane" in line]}
+        else:
+            report[step] = result_of(text) or {"exit": code, "error": text.splitlines()[-5:]}
     try:
         import torch
 
@@ -194,6 +202,8 @@ def print_table(report: dict) -> None:
             ratio = rate / cublas[name] if rate and cublas.get(name) else None
             cells.append(f"{rate or 0:>14,.0f}{ratio or 0:>7.3f}")
         print(f"{name:<20}{cells[0]}{cells[1]:>23}{cublas.get(name, 0):>16,.0f}")
+    for step in ("dawn-sums", "native-sums"):
+        print(f"{step}:", *report.get(step, {}).get("lines", []), sep="\n  ")
     for step in ("dawn-fuzz", "native-fuzz"):
         s = report.get(step, {})
         print(f"{step}: {s.get('cases')} cases x {s.get('families')} families, "
