@@ -1,8 +1,9 @@
-// Sums over the K axis of a strided operand, one invocation per output:
-//   out[m] = sum over k < K of x[offset + m * m_stride + k * k_stride]
-// Reads are consecutive across invocations when m_stride is 1; no workgroup memory, no
-// barriers (best on CPU adapters, and on GPUs when there are many outputs).
-// params: [M, K, offset, m_stride, k_stride] (the last three signed)
+// Sums over the K axis of a strided operand, one invocation per (output, chunk of K):
+//   out[m + c * M] = sum over k in chunk c of x[offset + m * m_stride + k * k_stride]
+// Reads are consecutive across invocations when m_stride is 1, and within one when k_stride
+// is. No workgroup memory, no barriers: CPU adapters prefer it, and GPUs when there are many
+// outputs. With several chunks, `out` is a temporary that reduce_chunks adds up.
+// params: [M, K, chunk length, chunks, offset, m_stride, k_stride] (the last three signed)
 
 #include "scalar_{{SCALAR}}.wgsl"
 #include "grid.wgsl"
@@ -15,15 +16,19 @@
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let m = workgroup_index(wid, nwg) * 256u + lid;
-  if (m >= params[0]) {
+  let i = workgroup_index(wid, nwg) * 256u + lid;
+  let m_count = params[0];
+  if (i >= m_count * params[3]) {
     return;
   }
-  let k_stride = bitcast<i32>(params[4]);
-  var at = bitcast<i32>(params[2]) + i32(m) * bitcast<i32>(params[3]);
+  let m = i % m_count;
+  let c = i / m_count;
+  let k_begin = c * params[2];
+  let k_len = min(params[2], params[1] - k_begin);
+  let k_stride = bitcast<i32>(params[6]);
+  var at = bitcast<i32>(params[4]) + i32(m) * bitcast<i32>(params[5]) + i32(k_begin) * k_stride;
   // Four partial sums: shorter dependency chains, and a little less rounding for long K.
   var total = array<Scalar, 4>();
-  let k_len = params[1];
   var k = 0u;
   for (; k + 4u <= k_len; k += 4u) {
     total[0] += x[at];
@@ -36,5 +41,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     total[0] += x[at];
     at += k_stride;
   }
-  out[m] = (total[0] + total[1]) + (total[2] + total[3]);
+  out[i] = (total[0] + total[1]) + (total[2] + total[3]);
 }

@@ -7,6 +7,7 @@ planners), then residency, then work appended to the pending command stream.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -178,7 +179,22 @@ async def einsum(subscripts: str, *operands: TensorLike,
 
 def _plan_einsum(subscripts: str, ops: Sequence[Operand], optimize: str | Sequence[Any]
                  ) -> EinsumPlan:
-    return plan_einsum(subscripts, [o.layout for o in ops], [o.dtype for o in ops], optimize)
+    """The plan of this call signature: made once (parsing and the path search cost far more
+    than enqueueing), unless ``optimize`` is an unhashable explicit path."""
+    layouts, dtypes = tuple(o.layout for o in ops), tuple(o.dtype for o in ops)
+    try:
+        hash((subscripts, optimize))
+    except TypeError:
+        return plan_einsum(subscripts, layouts, dtypes, optimize)
+    # The types are part of the key: True == 1 and 1 == 1.0, but only True is a valid optimize.
+    return _einsum_plan(subscripts, type(subscripts), layouts, dtypes, optimize, type(optimize))
+
+
+@functools.lru_cache(maxsize=512)
+def _einsum_plan(subscripts: str, _: type, layouts: tuple[ViewLayout, ...],
+                 dtypes: tuple[DType, ...], optimize: str | Sequence[Any], __: type
+                 ) -> EinsumPlan:
+    return plan_einsum(subscripts, layouts, dtypes, optimize)
 
 
 def _einsum_operands(operands: Sequence[Any]) -> list[Operand]:

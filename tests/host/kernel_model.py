@@ -121,17 +121,11 @@ def _reduce(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
 
 
 def _sum(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
-    w = launch.words
-    if launch.key.name == "sum_tree":
-        m, k, chunk, chunks = w[:4]
-        offset, m_stride, k_stride = (signed(x) for x in w[4:7])
-        groups, per_group = m * chunks, 1
-    else:
-        m, k = w[:2]
-        offset, m_stride, k_stride = (signed(x) for x in w[2:5])
-        chunk, chunks, groups, per_group = k, 1, m, 256
+    m, k, chunk, chunks = launch.words[:4]
+    offset, m_stride, k_stride = (signed(x) for x in launch.words[4:7])
     x, y, _ = launch.grid
-    assert x * y * per_group >= groups, "grid misses outputs"
+    per_group = 1 if launch.key.name == "sum_tree" else 256
+    assert x * y * per_group >= m * chunks, "grid misses outputs"
     src, out = (bufs[s] for s in launch.buffers)
     ranges = []
     wide = np.complex128 if np.iscomplexobj(src) else np.float64

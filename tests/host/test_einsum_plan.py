@@ -7,6 +7,7 @@ import pytest
 import tenferro_web as tw
 from tenferro_web.dtypes import DType
 from tenferro_web.layout import ViewLayout, dense_layout
+from tenferro_web.planning.dot_general_plan import DotGeneralConfig
 from tenferro_web.planning.einsum import (
     CopyStep,
     DotStep,
@@ -268,3 +269,17 @@ def test_report_reads_like_numpys():
     assert p.numpy_path[0] == "einsum_path"
     assert isinstance(tw.einsum_path("ij->ji", np.empty((2, 3), np.float32))[1].steps[0],
                       TransposeStep)
+
+
+def test_plans_are_made_once_per_call_signature_and_never_conflated():
+    a = np.ones((2, 3), np.float32)
+    _, first = tw.einsum_path("ij,jk", a, a.T, optimize=True)
+    _, again = tw.einsum_path("ij,jk", a, a.T, optimize=True)
+    assert again is first  # cached: parsing and the path search run once
+    # 1 == True and hashes alike, but only True is one of numpy's optimize values.
+    with pytest.raises(tw.InvalidArgument, match="'optimize': 1 is not True"):
+        tw.einsum_path("ij,jk", a, a.T, optimize=1)
+    # Axes 1.0 == 1, but are not integers.
+    assert DotGeneralConfig.of([1], [0]).lhs_contracting == (1,)
+    with pytest.raises(tw.InvalidArgument, match="1.0 is not an integer"):
+        DotGeneralConfig.of([1.0], [0])

@@ -3,6 +3,8 @@ sums are lowered by reduce.py (their second operand is the device's one-element 
 
 from __future__ import annotations
 
+import functools
+
 from ..planning.dot_general_plan import plan_dot_general
 from ..planning.einsum import OP, DotStep, EinsumPlan, SumStep, TransposeStep, ViewStep
 from .copy import lower_copy
@@ -12,6 +14,7 @@ from .program import Program
 from .reduce import lower_sum
 
 
+@functools.lru_cache(maxsize=512)
 def lower_einsum(profile: AdapterProfile, plan: EinsumPlan) -> tuple[Program | None, ...]:
     programs: list[Program | None] = []
     for step in plan.steps:

@@ -6,14 +6,13 @@ group of axes, or one packing copy. The program's slots are those of that dot_ge
 operand, a one-element buffer holding 1, the output. Lowering picks what fits
 ``x[m, k] = offset + m * row_stride + k * col_stride`` (bench/sums.py measures each):
 
-* that dot_general itself, on the GEMM kernels, where there are many outputs on a CPU adapter
-  (the register-blocked kernel reads 16 outputs' worth per invocation: 1.4-1.7x the reduction
-  kernels on llvmpipe);
-* ``sum_tree``, a workgroup per (output, chunk of K) adding up a tree in workgroup memory, for
-  few outputs or long, consecutive K (a full sum of 4096 x 4096: 6-7x the GEMM path, whose
-  split-K leaves most of the device idle); chunks are added up by ``reduce_chunks``;
-* ``sum_rows``, one invocation per output, on GPUs for many outputs whose K is not consecutive
-  or shorter than a workgroup's four reads per invocation, and for short sums.
+* on CPU adapters: that dot_general itself, on the GEMM kernels, where there are many outputs
+  (the register-blocked kernel reads 16 outputs' worth per invocation); ``sum_rows`` over
+  chunks of K for few outputs, so that a full sum keeps every thread busy without barriers
+  (which SwiftShader makes dear), the chunks then added up by ``reduce_chunks``;
+* on GPUs: ``sum_tree``, a workgroup per (output, chunk of K) adding up a tree in workgroup
+  memory, for few outputs or long, consecutive K; ``sum_rows`` for many outputs whose K is not
+  consecutive or shorter than four reads per invocation of a workgroup, and for short sums.
 """
 
 from __future__ import annotations
@@ -34,66 +33,68 @@ from .words import check_index_span, i32, u32
 WG_1D = 256
 ROWS_MIN_OUTPUTS = 4096  # outputs that keep a GPU busy with one invocation each
 CPU_GEMM_MIN_OUTPUTS = 64  # outputs that keep a CPU adapter's threads busy in the GEMM path
+CPU_INVOCATIONS = 256  # invocations a sum with few outputs is spread over on a CPU adapter
 ROWS_MAX_K = 32  # sums this short are not worth a workgroup each
-CHUNK_MIN = 4 * WG_1D  # K per workgroup: at least four reads per invocation
+CHUNK_MIN = 4 * WG_1D  # K per chunk: at least four reads per invocation of a tree
 TREE_TARGET_GROUPS = 512  # workgroups a long sum is spread over, across outputs and chunks
 
 
 @dataclass(frozen=True)
 class SumSpec:
-    """``sum_rows`` or ``sum_tree``: sums over K of ``x[offset + m * m_stride + k *
-    k_stride]`` for m < M; ``chunk`` > 0 (tree) splits K into chunks written one after the
-    other (``out[m + c * M]``)."""
+    """``sum_tree`` (a workgroup per output and chunk) or ``sum_rows`` (an invocation per
+    output and chunk): sums over chunks of K of ``x[offset + m * m_stride + k * k_stride]``
+    for m < M, written ``out[m + c * M]`` (the output itself when there is one chunk)."""
 
     scalar: str
+    tree: bool
     m: int
     k: int
     offset: int
     m_stride: int
     k_stride: int
-    chunk: int  # 0: sum_rows
+    chunk: int
 
     def __post_init__(self) -> None:
-        if self.m <= 0 or self.k <= 0 or self.chunk < 0 or (self.chunk and self.chunk % WG_1D):
+        if self.m <= 0 or self.k <= 0 or not 0 < self.chunk <= self.k:
             raise ValueError(f"malformed sum {self}")
 
     @property
     def chunks(self) -> int:
-        return -(-self.k // self.chunk) if self.chunk else 1
+        return -(-self.k // self.chunk)
 
     @property
     def key(self) -> KernelKey:
-        return KernelKey.of("sum_tree" if self.chunk else "sum_rows", SCALAR=self.scalar)
+        return KernelKey.of("sum_tree" if self.tree else "sum_rows", SCALAR=self.scalar)
 
     @property
     def groups(self) -> int:
-        return self.m * self.chunks if self.chunk else -(-self.m // WG_1D)
+        outputs = self.m * self.chunks
+        return outputs if self.tree else -(-outputs // WG_1D)
 
     def words(self, op: str) -> tuple[int, ...]:
         low, high = view_extent(op, (self.m, self.k), (self.m_stride, self.k_stride),
                                 self.offset)
         check_index_span(op, "the summed operand", low, high)
         u32(op, "outputs", self.m * self.chunks)
-        head: tuple[int, ...] = (u32(op, "M", self.m), u32(op, "K", self.k))
-        if self.chunk:
-            head += (u32(op, "chunk", self.chunk), u32(op, "chunks", self.chunks))
-        return (*head, i32(op, "offset", self.offset), i32(op, "m_stride", self.m_stride),
-                i32(op, "k_stride", self.k_stride))
+        return (u32(op, "M", self.m), u32(op, "K", self.k), u32(op, "chunk", self.chunk),
+                u32(op, "chunks", self.chunks), i32(op, "offset", self.offset),
+                i32(op, "m_stride", self.m_stride), i32(op, "k_stride", self.k_stride))
 
 
 def sum_spec(profile: AdapterProfile, scalar: str, m: int, k: int, offset: int, m_stride: int,
              k_stride: int) -> SumSpec | None:
     """The reduction kernel that fits the sum, or None where the GEMM path does (see the
     module's docstring)."""
+    def spec(tree: bool, chunks: int) -> SumSpec:
+        return SumSpec(scalar, tree, m, k, offset, m_stride, k_stride, -(-k // chunks))
+
     if profile.cpu:
         if m >= CPU_GEMM_MIN_OUTPUTS or k <= ROWS_MAX_K:
             return None
-    elif k <= ROWS_MAX_K or (m >= ROWS_MIN_OUTPUTS and (abs(k_stride) != 1 or k < CHUNK_MIN)):
-        return SumSpec(scalar, m, k, offset, m_stride, k_stride, 0)
-    chunks = max(1, min(-(-k // CHUNK_MIN), TREE_TARGET_GROUPS // m))
-    per_chunk = -(-k // chunks)
-    chunk = -(-per_chunk // WG_1D) * WG_1D
-    return SumSpec(scalar, m, k, offset, m_stride, k_stride, chunk)
+        return spec(False, max(1, min(-(-CPU_INVOCATIONS // m), k // WG_1D)))
+    if k <= ROWS_MAX_K or (m >= ROWS_MIN_OUTPUTS and (abs(k_stride) != 1 or k < CHUNK_MIN)):
+        return spec(False, 1)
+    return spec(True, max(1, min(-(-k // CHUNK_MIN), TREE_TARGET_GROUPS // m)))
 
 
 # Slots of a sum program: those of its dot_general (the operand, the ones, the output).

@@ -46,10 +46,25 @@ class DotGeneralConfig:
     def of(cls, lhs_contracting: Sequence[int], rhs_contracting: Sequence[int],
            lhs_batch: Sequence[int] = (), rhs_batch: Sequence[int] = ()) -> DotGeneralConfig:
         """Axes are any integers (numpy's too), in lists, tuples or integer arrays."""
+        axes = (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
+        # The common case, memoised: lists or tuples of Python ints (exactly: 1.0 and True
+        # hash and compare equal to 1 and must not hit the cache).
+        if all(type(a) in (list, tuple) and all(type(i) is int for i in a) for a in axes):
+            return _config(*(tuple(a) for a in axes))
+        return cls.checked(*axes)
+
+    @classmethod
+    def checked(cls, lhs_contracting: Sequence[int], rhs_contracting: Sequence[int],
+                lhs_batch: Sequence[int], rhs_batch: Sequence[int]) -> DotGeneralConfig:
         return cls(integers(CONFIG_OP, "lhs_contracting_dims", lhs_contracting),
                    integers(CONFIG_OP, "rhs_contracting_dims", rhs_contracting),
                    integers(CONFIG_OP, "lhs_batch_dims", lhs_batch),
                    integers(CONFIG_OP, "rhs_batch_dims", rhs_batch))
+
+
+@functools.lru_cache(maxsize=1024)
+def _config(*axes: tuple[int, ...]) -> DotGeneralConfig:
+    return DotGeneralConfig.checked(*axes)
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,8 @@ class BufferPool:
         self.staging_cap = staging_cap
         self.free: dict[int, list[int]] = defaultdict(list)
         self.free_bytes = 0
-        self.released: list[tuple[int, int]] = []  # (id, capacity), until the next submit
+        # Released since the last submit, by capacity: outputs of later ops, not uploads.
+        self.released: dict[int, list[int]] = defaultdict(list)
         self.staging: OrderedDict[int, int] = OrderedDict()  # id -> capacity, oldest first
         self.staging_bytes = 0
         self.created: list[tuple[int, int]] = []  # (id, capacity) not yet answered
@@ -79,7 +80,8 @@ class BufferPool:
     def forget(self, refused: set[int]) -> None:
         """Drop buffers whose allocation the device refused from every free list (they are
         destroyed; tensors that still hold one destroy it on release)."""
-        self.released = [(i, c) for i, c in self.released if i not in refused]
+        for ids in self.released.values():
+            ids[:] = [i for i in ids if i not in refused]
         for buffer_id in refused:
             self.transport.destroy_buffer(buffer_id)
         self.trim()
@@ -90,10 +92,9 @@ class BufferPool:
         capacity = size_class(self.profile.check_binding(op, byte_len),
                               self.profile.max_storage_binding)
         if not for_upload:
-            for index, (buffer_id, size) in enumerate(self.released):
-                if size == capacity:
-                    del self.released[index]
-                    return buffer_id, capacity
+            released = self.released.get(capacity)
+            if released:
+                return released.pop(), capacity
         free = self.free.get(capacity)
         if free:
             self.free_bytes -= capacity
@@ -101,16 +102,17 @@ class BufferPool:
         return self.create(op, capacity, False), capacity
 
     def release(self, buffer_id: int, capacity: int) -> None:
-        self.released.append((buffer_id, capacity))
+        self.released[capacity].append(buffer_id)
 
     def after_submit(self) -> None:
         """The submitted stream holds what it reads: released buffers are free again."""
-        for buffer_id, capacity in self.released:
-            if self.free_bytes + capacity > self.storage_cap:
-                self.transport.destroy_buffer(buffer_id)
-            else:
-                self.free[capacity].append(buffer_id)
-                self.free_bytes += capacity
+        for capacity, ids in self.released.items():
+            for buffer_id in ids:
+                if self.free_bytes + capacity > self.storage_cap:
+                    self.transport.destroy_buffer(buffer_id)
+                else:
+                    self.free[capacity].append(buffer_id)
+                    self.free_bytes += capacity
         self.released.clear()
 
     def acquire_staging(self, op: str, byte_len: int) -> tuple[int, int]:

@@ -127,12 +127,13 @@ class NumpyOperators:
 class Tensor(NumpyOperators):
     """An owned, compact column-major tensor resident on one WebGPU runtime."""
 
-    __slots__ = ("dtype", "shape", "allocation", "__weakref__")
+    __slots__ = ("dtype", "shape", "allocation", "_layout", "__weakref__")
 
     def __init__(self, dtype: DType, shape: tuple[int, ...], allocation: Allocation):
         self.dtype = dtype
         self.shape = shape
         self.allocation = allocation
+        self._layout: ViewLayout | None = None
 
     # --- metadata ---------------------------------------------------------------------------
     @property
@@ -154,7 +155,9 @@ class Tensor(NumpyOperators):
 
     @property
     def layout(self) -> ViewLayout:
-        return dense_layout(self.shape)
+        if self._layout is None:
+            self._layout = dense_layout(self.shape)
+        return self._layout
 
     @property
     def runtime(self) -> WebGpuRuntime:

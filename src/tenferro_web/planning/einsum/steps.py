@@ -78,9 +78,10 @@ class CopyStep:
 Step = ViewStep | SumStep | DotStep | TransposeStep | CopyStep
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class EinsumPlan:
-    """Values are numbered: inputs 0..n-1, then one new value per step, in order."""
+    """Values are numbered: inputs 0..n-1, then one new value per step, in order. Compared
+    and hashed by identity: a plan is made once per call signature and its lowering cached."""
 
     subscripts: str
     labels: Subscripts
