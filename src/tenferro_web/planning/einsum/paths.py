@@ -20,8 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import opt_einsum
-
 from ...errors import InvalidArgument
 from .parse import OP
 
@@ -57,8 +55,10 @@ def choose_path(inputs: Sequence[tuple[str, ...]], output: tuple[str, ...],
         if optimize not in STRATEGIES:
             raise InvalidArgument(OP, "optimize", f"{optimize!r} is not True, False, one of "
                                                   f"{', '.join(STRATEGIES)}, or a path")
-        if n == 1:
-            return PathChoice(((0,),), optimize)
+        if n <= 2:  # nothing to search: one operand, or one pair
+            return PathChoice(((0,),) if n == 1 else ((0, 1),), optimize)
+        import opt_einsum  # imported on first use: it costs 50 ms of a page's start in Pyodide
+
         strategy = optimize
         if strategy == "optimal" and n > OPTIMAL_LIMIT:
             strategy = "auto-hq"
