@@ -21,7 +21,8 @@ async def start() -> dict:
     except tw.TenferroError as e:
         return _error(e)
     a = runtime.adapter
-    return {"vendor": a.vendor, "architecture": a.architecture,
+    kind = "CPU emulation (a software adapter)" if a.is_cpu else "GPU"
+    return {"kind": kind, "vendor": a.vendor, "architecture": a.architecture,
             "description": a.description or "-", "fallback adapter": str(a.is_fallback),
             "runs in": a.context, "features": ", ".join(a.features) or "-",
             "max buffer": f"{a.limits['maxBufferSize'] >> 20} MiB",

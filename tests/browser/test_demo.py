@@ -28,6 +28,7 @@ def test_demo_runs_end_to_end_on_webgpu(site):
     assert all(r["agree"] for r in results), [(r["expression"], r["rel_error"]) for r in results]
     assert {r["dtype"] for r in results} == {"float32", "complex64"}
     assert done["bars"] == 2 * len(results), "the chart must draw a WebGPU and a numpy bar per run"
+    assert done["adapter"]["kind"] == "CPU emulation (a software adapter)"  # SwiftShader here
     marks = done["timings"]  # startup, shown in the adapter panel (tools/first_result.py)
     assert 0 < marks["pyodide"] <= marks["adapter"] <= marks["ready"] < marks["first_result"]
     assert (ARTIFACTS / "demo-test.png").stat().st_size > 10_000
