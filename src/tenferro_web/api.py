@@ -6,11 +6,9 @@ planners), then residency, then work appended to the pending command stream.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -38,9 +36,9 @@ from .runtime.tensor import Tensor, TensorView
 TensorLike = Tensor | TensorView
 
 
-@dataclass(frozen=True)
-class Operand:
-    """An op argument: its dtype and layout, and the device tensor if it has one."""
+class Operand(NamedTuple):
+    """An op argument: its dtype and layout, and the device tensor if it has one (a tuple:
+    made twice per op, so cheap to make)."""
 
     dtype: DType
     layout: ViewLayout
@@ -82,15 +80,23 @@ def resident_device(op: str, *operands: Operand) -> Device:
     return device
 
 
-@contextlib.contextmanager
-def host_operands_first(op: str, operands: Sequence[Operand]) -> Iterator[None]:
+class host_operands_first:  # noqa: N801 (used as a function: ``with host_operands_first(...)``)
     """Planning checks dtypes before residency, as upstream; but a dtype error about a host
-    array says little: what the caller must do is upload it, so that is the error raised."""
-    try:
-        yield
-    except (DTypeMismatch, UnsupportedDType):
-        resident_device(op, *operands)
-        raise
+    array says little: what the caller must do is upload it, so that is the error raised.
+    (A class, not a generator: it wraps every dot_general and einsum.)"""
+
+    __slots__ = ("op", "operands")
+
+    def __init__(self, op: str, operands: Sequence[Operand]):
+        self.op, self.operands = op, operands
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: object) -> None:
+        if kind is not None and issubclass(kind, DTypeMismatch | UnsupportedDType):
+            resident_device(self.op, *self.operands)
 
 
 def check_copy_dtype(op: str, dtype: DType) -> None:

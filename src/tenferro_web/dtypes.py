@@ -20,6 +20,10 @@ class DType(enum.Enum):
     C32 = "<c8"
     C64 = "<c16"
 
+    # Members are singletons: identity hashing, in C (Enum's own hashes the name in Python, and
+    # dtypes key every plan cache).
+    __hash__ = object.__hash__
+
     @property
     def numpy(self) -> np.dtype:
         return np.dtype(self.value)

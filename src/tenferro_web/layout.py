@@ -59,6 +59,15 @@ class ViewLayout:
     strides: tuple[int, ...]
     offset: int
 
+    def __hash__(self) -> int:
+        # Hashed once, on first use: layouts key the plan and program caches of every op.
+        try:
+            return self.__dict__["_hash"]  # type: ignore[no-any-return]
+        except KeyError:
+            value = hash((self.shape, self.strides, self.offset))
+            object.__setattr__(self, "_hash", value)
+            return value
+
     @property
     def rank(self) -> int:
         return len(self.shape)
@@ -67,7 +76,7 @@ class ViewLayout:
         """Metadata-only transpose: shape and strides move together, the offset stays.
         ``perm=None`` reverses the axes, as numpy.transpose does."""
         if perm is None:
-            perm = range(self.rank - 1, -1, -1)
+            return ViewLayout(self.shape[::-1], self.strides[::-1], self.offset)
         axes = validate_permutation(op, perm, self.rank)
         return ViewLayout(tuple(self.shape[a] for a in axes),
                           tuple(self.strides[a] for a in axes), self.offset)

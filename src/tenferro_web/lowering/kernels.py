@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
@@ -28,6 +28,14 @@ _UNROLL = re.compile(r"^[ \t]*// unroll\n[ \t]*for \(var (\w+) = 0u; \1 < (\d+)u
 class KernelKey:
     name: str
     constants: tuple[tuple[str, str], ...] = ()
+    # Hashed once: a key is looked up in the pipeline cache at every launch.
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.name, self.constants)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @classmethod
     def of(cls, name: str, **constants: object) -> KernelKey:

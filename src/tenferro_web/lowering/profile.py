@@ -20,6 +20,16 @@ class AdapterProfile:
     max_storage_binding: int = 1 << 27
     max_buffer: int = 1 << 28
 
+    def __hash__(self) -> int:
+        # Hashed once: the profile keys every lowering cache, at every op.
+        try:
+            return self.__dict__["_hash"]  # type: ignore[no-any-return]
+        except KeyError:
+            value = hash((self.cpu, self.max_workgroups_per_dimension, self.max_storage_binding,
+                          self.max_buffer))
+            object.__setattr__(self, "_hash", value)
+            return value
+
     @classmethod
     def of(cls, is_cpu_adapter: bool, limits: Mapping[str, int], kernels: str = "auto"
            ) -> AdapterProfile:

@@ -49,9 +49,14 @@ class DotGeneralConfig:
         axes = (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
         # The common case, memoised: lists or tuples of Python ints (exactly: 1.0 and True
         # hash and compare equal to 1 and must not hit the cache).
-        if all(type(a) in (list, tuple) and all(type(i) is int for i in a) for a in axes):
-            return _config(*(tuple(a) for a in axes))
-        return cls.checked(*axes)
+        for group in axes:
+            if type(group) is not list and type(group) is not tuple:
+                return cls.checked(*axes)
+            for axis in group:
+                if type(axis) is not int:
+                    return cls.checked(*axes)
+        return _config(tuple(lhs_contracting), tuple(rhs_contracting), tuple(lhs_batch),
+                       tuple(rhs_batch))
 
     @classmethod
     def checked(cls, lhs_contracting: Sequence[int], rhs_contracting: Sequence[int],
@@ -83,7 +88,7 @@ class OperandBinding:
     pack_perm: tuple[int, ...] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DotGeneralPlan:
     dtype: DType
     out_shape: tuple[int, ...]

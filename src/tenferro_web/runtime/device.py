@@ -195,7 +195,8 @@ class Device:
         slots = [t.allocation.buffer_id for t in inputs]
         slots.append(out.allocation.buffer_id)
         temps = [self.buffers.acquire(op, size, False) for size in program.temps]
-        slots.extend(buffer_id for buffer_id, _ in temps)
+        if temps:
+            slots.extend(buffer_id for buffer_id, _ in temps)
         encoder = self.encoder
         for o in program.ops:
             if isinstance(o, Launch):
