@@ -51,7 +51,7 @@ help:
 	@echo "variables:"
 	@echo "  SERVE=1       demo, lite: serve the site for a real browser instead (PORT=8000 / 8001)"
 	@echo "  QUICK=1       bench: the small sizes only (about a minute)"
-	@echo "  SAVE=1        bench: also record the results in bench/results/ (committed; full runs)"
+	@echo "  SAVE=1        bench: also record the results in bench/results/ and redraw the chart"
 	@echo "  N=1000        fuzz: how many cases"
 	@echo "  SEED=20261203 fuzz: the seed"
 	@echo "  CASE=123      fuzz: only that case of SEED (a failure's reproducer names it)"
@@ -84,9 +84,9 @@ wheel: $(WHEEL)
 dist: $(PYODIDE_DIST)/pyodide-lock.json
 
 # The demo site: the page, its Python side and the local Pyodide dist next to it.
-$(SITE)/index.html: $(wildcard demo/*) $(PYODIDE_DIST)/pyodide-lock.json
+$(SITE)/index.html: $(wildcard demo/*) docs/bench-swiftshader.svg $(PYODIDE_DIST)/pyodide-lock.json
 	rm -rf $(SITE) && mkdir -p $(SITE)
-	cp demo/* $(SITE)/
+	cp demo/* docs/bench-swiftshader.svg $(SITE)/
 	cp -r $(PYODIDE_DIST) $(SITE)/pyodide
 
 # The JupyterLite site (staged outside $(LITE): jupyterlite-core skips config files whose path
@@ -125,6 +125,7 @@ $(BENCH_SITE)/index.html: $(wildcard bench/page/*) bench/browser_bench.py $(STAM
 # it in bench/results/ (committed), QUICK=1 runs the small sizes only.
 bench: $(BENCH_SITE)/index.html
 	$(PY) bench/run_browser.py $(BENCH_SITE) $(if $(QUICK),--quick) $(if $(SAVE),--save)
+	$(if $(SAVE),$(PY) tools/bench_chart.py bench/results/browser-swiftshader.json docs/bench-swiftshader.svg)
 
 # What bench/h200.py needs on the lent H200 (the device tool carries build/h200).
 h200-bundle: $(PYODIDE_DIST)/pyodide-lock.json $(STAMPS)/npm
