@@ -10,7 +10,8 @@ Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 2. Dawn (Chrome's WebGPU) in Node.js, driving Pyodide + this package's browser transport: the
    adapter's info, features and limits, the kernel fuzz on both kernel families, the GEMM cases.
 3. wgpu-native in CPython (the native transport): the same fuzz and GEMM cases.
-4. torch.matmul / torch.bmm (cuBLAS, TF32 off) on the same cases with the same timing rule.
+4. torch.matmul / torch.bmm (cuBLAS, TF32 off) on the same cases with the same timing rule, and
+   jax-js (npm @jax-js/jax, WebGPU) on the same Dawn (bench/jaxjs_lane.mjs), f32 cases.
 5. bench/sums.py in both lanes: the sum kernels the lowering picks against the GEMM path.
 Prints a table of ratios and writes DIR/h200-lanes.json and one log per step.
 """
@@ -55,6 +56,7 @@ def unpack(bundle: Path, work: Path) -> dict[str, str]:
     (work / "node_modules").mkdir(exist_ok=True)
     (work / "node_modules" / "webgpu").symlink_to(work / "webgpu")
     shutil.copy(ROOT / "tools" / "dawn_host.mjs", work / "dawn_host.mjs")
+    shutil.copytree(bundle / "jax-js", work / "jax-js")
     with tarfile.open(bundle / "pyodide.tar.xz") as tar:
         tar.extractall(work / "pyodide", filter="data")
     site = work / "site"
@@ -67,6 +69,7 @@ def unpack(bundle: Path, work: Path) -> dict[str, str]:
     env["VK_ICD_FILENAMES"] = NVIDIA_ICD
     env["PYTHONPATH"] = ":".join([str(site), str(ROOT / "tests" / "fuzz")])
     env["PYTHONUNBUFFERED"] = "1"
+    env["JAXJS_MODULE"] = str(work / "jax-js" / "dist" / "index.js")
     return env
 
 
@@ -166,6 +169,8 @@ def main() -> int:
         "native-fuzz": [sys.executable, str(ROOT / "tools/fuzz.py"), *fuzz_args],
         "native-gemm": [sys.executable, str(ROOT / "bench/gemm_lane.py"), *gemm_args],
         "dawn-sums": node + ["--module", str(ROOT / "bench/sums.py"), "sums:main"],
+        "jaxjs-gemm": [*node[:2], str(ROOT / "bench/jaxjs_lane.mjs"),
+                       json.dumps(QUICK if args.quick else CASES)],
         "native-sums": [sys.executable, str(ROOT / "bench/sums.py")],
     }
     for step, cmd in steps.items():
@@ -191,17 +196,23 @@ def main() -> int:
 
 def print_table(report: dict) -> None:
     cublas = {r["case"]: r["gflops"] for r in report.get("torch", {}).get("rows", [])}
+    jaxjs = {r["case"]: r["gflops"] for r in (report.get("jaxjs-gemm") or {}).get("rows", [])}
     print(f"\n{'case':<20}{'Dawn GFLOP/s':>14}{'ratio':>7}{'native GFLOP/s':>16}{'ratio':>7}"
-          f"{'cuBLAS GFLOP/s':>16}")
+          f"{'cuBLAS GFLOP/s':>16}{'jax-js GFLOP/s':>16}{'Dawn/jax-js':>13}")
     lanes = [report.get("dawn-gemm") or {}, report.get("native-gemm") or {}]
     names = [r["case"] for r in (lanes[0].get("rows") or lanes[1].get("rows") or [])]
     for name in names:
         cells = []
+        rates = []
         for lane in lanes:
             rate = next((r["gflops"] for r in lane.get("rows", []) if r["case"] == name), None)
             ratio = rate / cublas[name] if rate and cublas.get(name) else None
             cells.append(f"{rate or 0:>14,.0f}{ratio or 0:>7.3f}")
-        print(f"{name:<20}{cells[0]}{cells[1]:>23}{cublas.get(name, 0):>16,.0f}")
+            rates.append(rate)
+        peer = jaxjs.get(name)
+        versus = f"{rates[0] / peer:>12.2f}x" if peer and rates[0] else f"{'-':>13}"
+        print(f"{name:<20}{cells[0]}{cells[1]:>23}{cublas.get(name, 0):>16,.0f}"
+              f"{peer or 0:>16,.0f}{versus}")
     for step in ("dawn-sums", "native-sums"):
         print(f"{step}:", *report.get(step, {}).get("lines", []), sep="\n  ")
     for step in ("dawn-fuzz", "native-fuzz"):

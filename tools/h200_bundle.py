@@ -80,6 +80,11 @@ def main() -> int:
         shutil.copy(webgpu / name, args.out / "webgpu" / name)
     xz(webgpu / "dist" / "linux-x64" / "dawn.node",
        args.out / "webgpu" / "dist" / "linux-x64" / "dawn.node.xz")
+    jaxjs = ROOT / "node_modules" / "@jax-js" / "jax"  # the peer bench/jaxjs_lane.mjs runs
+    (args.out / "jax-js" / "dist").mkdir(parents=True)
+    shutil.copy(jaxjs / "package.json", args.out / "jax-js" / "package.json")
+    for module in (jaxjs / "dist").glob("*.js"):
+        shutil.copy(module, args.out / "jax-js" / "dist" / module.name)
     pyodide_archive(args.dist, args.out / "pyodide.tar.xz")
     debs = args.out / "debs"
     debs.mkdir()
