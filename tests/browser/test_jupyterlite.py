@@ -102,5 +102,10 @@ def test_example_notebook_runs_on_webgpu_in_the_kernel_worker(lite_site):
     assert ast.literal_eval(printed["to_contiguous"]) == b[1:, ::-1].tolist()
     want = np.einsum("ij,jk,kl->li", a, b, np.ones((4, 5), np.float32))
     assert ast.literal_eval(printed["einsum"]) == want.tolist()
-    assert printed["all checks passed"] == "dot_general, transpose, to_contiguous, einsum"
+    assert ast.literal_eval(printed["matmul"]) == (a @ b).tolist()
+    assert ast.literal_eval(printed["sum"]) == b.sum(axis=0).tolist()
+    assert ast.literal_eval(printed["diagonal"]) == [1.0, 2.0, 3.0]
+    assert ast.literal_eval(printed["trace"]) == float(np.trace(b @ b.T))
+    assert printed["all checks passed"] == \
+        "dot_general, transpose, to_contiguous, einsum, matmul, sum, diagonal, trace"
     assert offsite == [], offsite
