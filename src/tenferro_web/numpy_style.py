@@ -7,9 +7,8 @@ Errors name the public op (``matmul: ...``), not the einsum underneath.
 
 from __future__ import annotations
 
-import contextlib
 import string
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .api import (
@@ -30,15 +29,23 @@ from .runtime.tensor import Tensor, TensorView
 _LABELS = string.ascii_letters
 
 
-@contextlib.contextmanager
-def _as(op: str) -> Iterator[None]:
-    """Errors raised by the einsum or dot_general underneath carry the public op's name."""
-    try:
-        yield
-    except TenferroError as error:
-        if error.op in (EINSUM, "dot_general", "transpose", "to_contiguous"):
-            raise error.renamed(op) from None
-        raise
+class _as:  # noqa: N801 (used as a function: ``with _as(op):``)
+    """Errors raised by the einsum or dot_general underneath carry the public op's name. (A
+    class, not a generator: it wraps every call here.)"""
+
+    __slots__ = ("op",)
+    RENAMED = (EINSUM, "dot_general", "transpose", "to_contiguous")
+
+    def __init__(self, op: str):
+        self.op = op
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: object) -> None:
+        if isinstance(error, TenferroError) and error.op in self.RENAMED:
+            raise error.renamed(self.op) from None
 
 
 def _axis(op: str, argument: str, axis: Any, rank: int) -> int:
