@@ -5,7 +5,7 @@ families) or in Pyodide on Node.js + Dawn (SwiftShader):
 
     .venv/bin/python bench/sums.py
     node --import tools/dawn_host.mjs tools/dawn_run.mjs build/pyodide \\
-        --module bench/sums.py sums:main
+        --module bench/sums.py sums:main [gpu|cpu]
 """
 
 import asyncio
@@ -60,8 +60,9 @@ async def compare(rt, log) -> None:
             f"({gb / gemm:5.2f} GB/s)   {gemm / ours:5.2f}x")
 
 
-async def main(*_: str) -> int:
-    rt = await tw.WebGpuRuntime.create()
+async def main(argv: list[str] | None = None) -> int:
+    """``argv`` (tools/dawn_run.mjs passes the command line's): the kernel family, else auto."""
+    rt = await tw.WebGpuRuntime.create(kernels=argv[0] if argv else "auto")
     print(f"adapter {rt.adapter.vendor}/{rt.adapter.architecture} ({rt.adapter.context})")
     await compare(rt, print)
     return 0

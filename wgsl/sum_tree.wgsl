@@ -1,6 +1,6 @@
-// Sums over the K axis of a strided operand, one workgroup per (output, chunk of K): its 256
-// invocations read the chunk 256 apart (consecutive when k_stride is 1), then add up their
-// partial sums as a tree in workgroup memory.
+// Sums over the K axis of a strided operand, one workgroup per (output, chunk of K): its WG
+// invocations (lowering/reduce.py chooses WG) read the chunk WG apart (consecutive when
+// k_stride is 1), then add up their partial sums as a tree in workgroup memory.
 //   out[m + c * M] = sum over k in chunk c of x[offset + m * m_stride + k * k_stride]
 // With several chunks, `out` is a temporary that reduce_chunks adds up.
 // params: [M, K, chunk length, chunks, offset, m_stride, k_stride] (the last three signed)
@@ -12,9 +12,11 @@
 @group(0) @binding(1) var<storage, read> x: array<Scalar>;
 @group(0) @binding(2) var<storage, read_write> out: array<Scalar>;
 
-var<workgroup> partial: array<Scalar, 256>;
+const WG = {{WG}}u;
 
-@compute @workgroup_size(256)
+var<workgroup> partial: array<Scalar, WG>;
+
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -30,12 +32,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let k_stride = bitcast<i32>(params[6]);
   let base = bitcast<i32>(params[4]) + i32(m) * bitcast<i32>(params[5]);
   var total = Scalar();
-  for (var k = k_begin + lid; k < k_end; k += 256u) {
+  for (var k = k_begin + lid; k < k_end; k += WG) {
     total += x[base + i32(k) * k_stride];
   }
   partial[lid] = total;
   workgroupBarrier();
-  for (var half = 128u; half > 0u; half >>= 1u) {
+  for (var half = WG / 2u; half > 0u; half >>= 1u) {
     if (lid < half) {
       partial[lid] += partial[lid + half];
     }
