@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from ..dtypes import DType
 from ..layout import ViewLayout
 from ..planning.copy_plan import plan_copy
-from ..planning.dot_general_plan import DotGeneralPlan
+from ..planning.dot_general_plan import DotGeneralPlan, OperandBinding
 from .copy import WG_1D, copy_ops
 from .kernels import KernelKey
 from .profile import AdapterProfile
-from .program import Clear, Launch, Operation, Program
+from .program import Clear, KernelSpec, Launch, Operation, Program
 from .words import i32, sign_bits, u32
 
 # Split-K: outputs of at most this many elements with K of at least SPLIT_MIN_K are computed
@@ -247,26 +247,39 @@ def lower_dot_general(op: str, profile: AdapterProfile, plan: DotGeneralPlan,
         return Program(2, output_bytes, (), (Clear(OUT, 0, -(-output_bytes // 4) * 4),))
     temps: list[int] = []
     ops: list[Operation] = []
-    slots = []
-    for slot, binding, layout in ((LHS, plan.lhs, lhs), (RHS, plan.rhs, rhs)):
-        if binding.pack_perm is None:
-            slots.append(slot)
-            continue
-        copy = plan_copy(layout.permuted(op, binding.pack_perm), op)
-        profile.check_binding(op, copy.size * itemsize)
-        temps.append(copy.size * itemsize)
-        packed = OUT + len(temps)
-        ops.extend(copy_ops(op, profile, copy, itemsize, slot, packed))
-        slots.append(packed)
+    slots = tuple(operand_slot(op, profile, binding, layout, itemsize, slot, temps, ops)
+                  for slot, binding, layout in ((LHS, plan.lhs, lhs), (RHS, plan.rhs, rhs)))
     spec = gemm_spec(profile, plan, lhs_conj, rhs_conj)
-    if spec.k_step:
-        partial_bytes = plan.out_size * spec.batch * itemsize
-        profile.check_binding(op, partial_bytes)
-        temps.append(partial_bytes)
-        partial = OUT + len(temps)
-        ops.append(Launch.of(op, profile, spec, (*slots, partial)))
-        ops.append(Launch.of(op, profile, ReduceSpec(spec.scalar, plan.out_size, spec.batch),
-                             (partial, OUT)))
-    else:
-        ops.append(Launch.of(op, profile, spec, (*slots, OUT)))
+    launch_into_output(op, profile, spec, slots, plan.out_size, spec.batch if spec.k_step else 1,
+                       spec.scalar, itemsize, temps, ops)
     return Program(2, output_bytes, tuple(temps), tuple(ops))
+
+
+def operand_slot(op: str, profile: AdapterProfile, binding: OperandBinding, layout: ViewLayout,
+                 itemsize: int, slot: int, temps: list[int], ops: list[Operation]) -> int:
+    """The slot a kernel reads the operand of ``slot`` from, as ``binding`` binds it: the slot
+    itself, or a temporary that a packing copy (appended to ``ops``) fills."""
+    if binding.pack_perm is None:
+        return slot
+    copy = plan_copy(layout.permuted(op, binding.pack_perm), op)
+    profile.check_binding(op, copy.size * itemsize)
+    temps.append(copy.size * itemsize)
+    packed = OUT + len(temps)
+    ops.extend(copy_ops(op, profile, copy, itemsize, slot, packed))
+    return packed
+
+
+def launch_into_output(op: str, profile: AdapterProfile, spec: KernelSpec,
+                       inputs: tuple[int, ...], size: int, chunks: int, scalar: str,
+                       itemsize: int, temps: list[int], ops: list[Operation]) -> None:
+    """Launch ``spec`` into the output slot, or, when it writes ``chunks`` > 1 partial results
+    of ``size`` elements each, into a temporary that ``reduce_chunks`` adds up into it."""
+    if chunks == 1:
+        ops.append(Launch.of(op, profile, spec, (*inputs, OUT)))
+        return
+    partial_bytes = size * chunks * itemsize
+    profile.check_binding(op, partial_bytes)
+    temps.append(partial_bytes)
+    partial = OUT + len(temps)
+    ops.append(Launch.of(op, profile, spec, (*inputs, partial)))
+    ops.append(Launch.of(op, profile, ReduceSpec(scalar, size, chunks), (partial, OUT)))

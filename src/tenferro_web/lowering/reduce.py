@@ -21,13 +21,11 @@ import functools
 from dataclasses import dataclass
 
 from ..layout import ViewLayout, view_extent
-from ..planning.copy_plan import plan_copy
 from ..planning.dot_general_plan import DotGeneralPlan
-from .copy import copy_ops
-from .gemm import ReduceSpec, lower_dot_general
+from .gemm import launch_into_output, lower_dot_general, operand_slot
 from .kernels import KernelKey
 from .profile import AdapterProfile
-from .program import Launch, Operation, Program
+from .program import Operation, Program
 from .words import check_index_span, i32, u32
 
 WG_1D = 256
@@ -102,8 +100,8 @@ def sum_spec(profile: AdapterProfile, scalar: str, m: int, k: int, offset: int, 
     return spec(True, max(1, min(-(-k // CHUNK_MIN), TREE_TARGET_GROUPS // m)))
 
 
-# Slots of a sum program: those of its dot_general (the operand, the ones, the output).
-SRC, ONES, OUT = 0, 1, 2
+# A sum program has the slots of its dot_general: the operand, the ones, the output.
+SRC = 0
 
 
 @functools.lru_cache(maxsize=1024)
@@ -122,21 +120,7 @@ def lower_sum(op: str, profile: AdapterProfile, plan: DotGeneralPlan, layout: Vi
     profile.check_binding(op, output_bytes)
     temps: list[int] = []
     ops: list[Operation] = []
-    src = SRC
-    if binding.pack_perm is not None:
-        copy = plan_copy(layout.permuted(op, binding.pack_perm), op)
-        profile.check_binding(op, copy.size * itemsize)
-        temps.append(copy.size * itemsize)
-        src = OUT + len(temps)
-        ops.extend(copy_ops(op, profile, copy, itemsize, SRC, src))
-    if spec.chunks > 1:
-        partial_bytes = plan.m * spec.chunks * itemsize
-        profile.check_binding(op, partial_bytes)
-        temps.append(partial_bytes)
-        partial = OUT + len(temps)
-        ops.append(Launch.of(op, profile, spec, (src, partial)))
-        ops.append(Launch.of(op, profile, ReduceSpec(scalar, plan.m, spec.chunks),
-                             (partial, OUT)))
-    else:
-        ops.append(Launch.of(op, profile, spec, (src, OUT)))
+    src = operand_slot(op, profile, binding, layout, itemsize, SRC, temps, ops)
+    launch_into_output(op, profile, spec, (src,), plan.m, spec.chunks, scalar, itemsize, temps,
+                       ops)
     return Program(2, output_bytes, tuple(temps), tuple(ops))
