@@ -29,6 +29,10 @@ import tenferro_web as tw
 sys.path.insert(0, str(Path(__file__).parent))
 from gemm_cases import CASES, QUICK, TRIALS, operands  # noqa: E402
 
+# A trial holds r outputs (640 MiB for the batched case), so the pool keeps that much, as a
+# user of large batched products would set it; torch's caching allocator keeps it too.
+POOL = 2 << 30
+
 
 async def time_ours(rt, a, b, batched: bool, reps: int) -> float:
     """Seconds per dot_general: ``reps`` enqueued back to back, then one host barrier."""
@@ -88,12 +92,13 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--kernels", default="auto", choices=["auto", "cpu", "gpu"])
     args = parser.parse_args(argv)
     if sys.platform == "emscripten":
-        rt = await tw.WebGpuRuntime.create(kernels=args.kernels)
+        rt = await tw.WebGpuRuntime.create(kernels=args.kernels, storage_pool_bytes=POOL)
         lane = "dawn"
     else:
-        rt = tw.WebGpuRuntime.native(kernels=args.kernels)
+        rt = tw.WebGpuRuntime.native(kernels=args.kernels, storage_pool_bytes=POOL)
         lane = "wgpu-native"
     a = rt.adapter
+    print(f"storage pool {POOL >> 20} MiB", flush=True)
     print(f"{lane}: {a.vendor} {a.architecture} {a.device} ({a.description}), features "
           f"{', '.join(a.features)}", flush=True)
     rows = await run_cases(rt, QUICK if args.quick else CASES,

@@ -3,7 +3,7 @@ cuBLAS in the same run. Self-contained: everything it needs is in the bundle tha
 `make h200-bundle` writes to build/h200 (a Node.js binary from npm, Dawn for Node, a pruned
 Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 
-    python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick]
+    python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick] [--sweep]
 
 1. Vulkan: Debian's loader and libglvnd, unpacked into a private folder (LD_LIBRARY_PATH); the
    NVIDIA ICD at /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
@@ -13,7 +13,8 @@ Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 4. torch.matmul / torch.bmm (cuBLAS, TF32 off) on the same cases with the same timing rule, and
    jax-js (npm @jax-js/jax, WebGPU) on the same Dawn (bench/jaxjs_lane.mjs), f32 cases.
 5. bench/sums.py in both lanes: the sum kernels the lowering picks against the GEMM path.
-Prints a table of ratios and writes DIR/h200-lanes.json and one log per step.
+Prints a table of ratios and writes DIR/h200-lanes.json and one log per step. With --sweep: the
+fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from gemm_cases import CASES, QUICK, TRIALS, operands  # noqa: E402
+from gemm_cases import CASES, QUICK, SWEPT, TRIALS, operands  # noqa: E402
 
 NVIDIA_ICD = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"
 FUZZ_SEED = 20261205
+
 
 
 def unpack(bundle: Path, work: Path) -> dict[str, str]:
@@ -143,6 +145,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/tenferro-h200"))
     parser.add_argument("--fuzz", type=int, default=500, help="fuzz cases per lane")
     parser.add_argument("--quick", action="store_true", help="small GEMM cases (a smoke run)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="gemm_tiled's tile candidates (bench/gemm_sweep.py) and the fuzz only")
     parser.add_argument("--icd", default=NVIDIA_ICD)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -173,6 +177,13 @@ def main() -> int:
                        json.dumps(QUICK if args.quick else CASES)],
         "native-sums": [sys.executable, str(ROOT / "bench/sums.py")],
     }
+    if args.sweep:
+        dawn_sweep = node + ["--module", str(ROOT / "bench/gemm_cases.py"), "--module",
+                             str(ROOT / "bench/gemm_lane.py"), "--module",
+                             str(ROOT / "bench/gemm_sweep.py"), "gemm_sweep:main", *gemm_args]
+        steps = {"dawn-fuzz": steps["dawn-fuzz"], "native-fuzz": steps["native-fuzz"],
+                 "dawn-sweep": dawn_sweep,
+                 "native-sweep": [sys.executable, str(ROOT / "bench/gemm_sweep.py"), *gemm_args]}
     for step, cmd in steps.items():
         code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
         if step.endswith("fuzz"):
@@ -185,8 +196,11 @@ def main() -> int:
     try:
         import torch
 
+        cases = QUICK if args.quick else CASES
+        if args.sweep:
+            cases = [c for c in cases if args.quick or c[0] in SWEPT]
         report["torch"] = {"version": torch.__version__, "gpu": torch.cuda.get_device_name(),
-                           "rows": time_torch(QUICK if args.quick else CASES)}
+                           "rows": time_torch(cases)}
     except Exception as error:  # no torch or no CUDA: the lanes' figures still stand
         report["torch"] = {"error": f"{type(error).__name__}: {error}"}
     (args.out / "h200-lanes.json").write_text(json.dumps(report, indent=1))
@@ -196,6 +210,11 @@ def main() -> int:
 
 def print_table(report: dict) -> None:
     cublas = {r["case"]: r["gflops"] for r in report.get("torch", {}).get("rows", [])}
+    for step in ("dawn-sweep", "native-sweep"):
+        for row in (report.get(step) or {}).get("rows", []):
+            ratio = row["gflops"] / cublas[row["case"]] if cublas.get(row["case"]) else 0
+            print(f"{step:<14}{row['case']:<20}{row['tiles']:<24}{row['gflops']:>10,.0f} GFLOP/s"
+                  f"{ratio:>7.3f} of cuBLAS")
     jaxjs = {r["case"]: r["gflops"] for r in (report.get("jaxjs-gemm") or {}).get("rows", [])}
     print(f"\n{'case':<20}{'Dawn GFLOP/s':>14}{'ratio':>7}{'native GFLOP/s':>16}{'ratio':>7}"
           f"{'cuBLAS GFLOP/s':>16}{'jax-js GFLOP/s':>16}{'Dawn/jax-js':>13}")

@@ -1,12 +1,24 @@
-// Batched GEMM for GPUs: BM x BK and BK x BN tiles staged through workgroup memory, a TM x TN
-// register block per invocation (a 16 x 16 workgroup, so BM = 16*TM, BN = 16*TN).
+// Batched GEMM for GPUs: BK-deep tiles of A (BM rows) and B (BN columns) staged through
+// workgroup memory, a TM x TN register block per invocation (a 16 x 16 workgroup, so
+// BM = 16*TM, BN = 16*TN).
 //   c[m + M*n + M*N*bi] = sum_k A(m, k, bi) * B(k, n, bi)
 // with A(m, k, bi) = a[a_off + m*a_rs + k*a_cs + bi*a_bs] (signed strides; likewise B), so
-// transposed and offset operands are read in place. Tile loads make neighbouring invocations
-// read neighbouring addresses: along m or k for A (A_K_FAST), along k or n for B (B_K_FAST),
-// whichever the operand keeps contiguous. Out-of-range elements load as zero. Every loop with a
-// constant trip count is unrolled at render time (LOADS_A = BK*BM/256, LOADS_B = BK*BN/256), so
-// the blocks are indexed with constants and stay in registers.
+// transposed and offset operands are read in place. Out-of-range elements load as zero.
+//
+// Tiles are stored K-major as 16-byte vectors of LANES scalars along M (A) or N (B), so each
+// step of the inner product reads an invocation's TM + TN operands with (TM + TN) / LANES
+// vector loads: lanes of a warp read consecutive vectors (A) or one broadcast (B). An
+// invocation owns the LANES consecutive rows from LANES*(lid.x + 16*g), for each g < TM/LANES
+// (likewise columns from lid.y).
+//
+// Global loads bring groups of LANES consecutive scalars along the operand's contiguous axis
+// (A_K_FAST: along K, else along M; likewise B_K_FAST), one 16-byte load when the group is
+// aligned and in range (VEC_A, VEC_B, f32 only), so neighbouring invocations read neighbouring
+// addresses. A group along M or N is one vector store into the tile; a group along K is LANES
+// component stores. The loads of the next tile are in flight while this one is multiplied;
+// with BUFFERS = 2 the tiles are double-buffered (one barrier per tile), with 1 the stores wait
+// for a second barrier. Every loop with a constant trip count is unrolled at render time, so the
+// register blocks are indexed with constants and stay in registers.
 // (params: see gemm_common.wgsl)
 
 #include "scalar_{{SCALAR}}.wgsl"
@@ -29,32 +41,111 @@
 const TM: u32 = {{TM}}u;
 const TN: u32 = {{TN}}u;
 const BK: u32 = {{BK}}u;
+const BUFFERS: u32 = {{BUFFERS}}u;
 const A_K_FAST: bool = {{A_K_FAST}};
 const B_K_FAST: bool = {{B_K_FAST}};
-// F32 operands whose contiguous axis is 16-byte aligned load 4 elements at a time (VEC_A,
-// VEC_B); each of an invocation's LOADS_A global loads brings VA elements of A.
-const VEC_A: bool = {{VEC_A}};
-const VEC_B: bool = {{VEC_B}};
-const VA: u32 = select(1u, 4u, VEC_A);
-const VB: u32 = select(1u, 4u, VEC_B);
+const LANES: u32 = {{LANES}}u;  // scalars per 16-byte vector
 const W: u32 = 16u;
 const BM: u32 = W * TM;
 const BN: u32 = W * TN;
 const THREADS: u32 = W * W;
+// Vectors per tile row (one k), and per tile.
+const BMV: u32 = BM / LANES;
+const BNV: u32 = BN / LANES;
+const A_TILE: u32 = BK * BMV;
+const B_TILE: u32 = BK * BNV;
+// f32 words per scalar.
+const WORDS: u32 = 4u / LANES;
 
-// Tiles keep the operand's contiguous axis fastest, so the stores below are conflict-free and
-// the reads are either consecutive across lanes or one broadcast.
-var<workgroup> a_tile: array<Scalar, BK * BM>;
-var<workgroup> b_tile: array<Scalar, BK * BN>;
+var<workgroup> a_tile: array<vec4<f32>, BUFFERS * A_TILE>;
+var<workgroup> b_tile: array<vec4<f32>, BUFFERS * B_TILE>;
 
-fn a_at(k: u32, m: u32) -> u32 {
-  if (A_K_FAST) { return m * BK + k; }
-  return k * BM + m;
+// The group of LANES scalars of A from (m, k) along its fast axis; zeros past the edges.
+fn load_a(job: GemmJob, m: u32, k: u32) -> vec4<f32> {
+  let index = job.a_base + i32(m) * job.a_rs + i32(k) * job.a_cs;
+  let step = select(job.a_rs, job.a_cs, A_K_FAST);
+#if VEC_A
+  if (m + select(3u, 0u, A_K_FAST) < job.m && k + select(0u, 3u, A_K_FAST) < job.k) {
+    return a[u32(index) >> 2u];
+  }
+#endif
+  var group = vec4<f32>();  // explicit zero: out-of-range elements must contribute nothing
+  // unroll
+  for (var e = 0u; e < {{LANES}}u; e++) {
+    if (m + select(e, 0u, A_K_FAST) < job.m && k + select(0u, e, A_K_FAST) < job.k) {
+      let at = u32(index + i32(e) * step);
+#if VEC_A
+      group[e] = a[at >> 2u][at & 3u];
+#else
+      group = with_lane(group, e, load_scalar(a[at], job.a_sign));
+#endif
+    }
+  }
+  return group;
 }
 
-fn b_at(k: u32, n: u32) -> u32 {
-  if (B_K_FAST) { return n * BK + k; }
-  return k * BN + n;
+fn load_b(job: GemmJob, k: u32, n: u32) -> vec4<f32> {
+  let index = job.b_base + i32(k) * job.b_rs + i32(n) * job.b_cs;
+  let step = select(job.b_cs, job.b_rs, B_K_FAST);
+#if VEC_B
+  if (n + select(3u, 0u, B_K_FAST) < job.n && k + select(0u, 3u, B_K_FAST) < job.k) {
+    return b[u32(index) >> 2u];
+  }
+#endif
+  var group = vec4<f32>();
+  // unroll
+  for (var e = 0u; e < {{LANES}}u; e++) {
+    if (n + select(e, 0u, B_K_FAST) < job.n && k + select(0u, e, B_K_FAST) < job.k) {
+      let at = u32(index + i32(e) * step);
+#if VEC_B
+      group[e] = b[at >> 2u][at & 3u];
+#else
+      group = with_lane(group, e, load_scalar(b[at], job.b_sign));
+#endif
+    }
+  }
+  return group;
+}
+
+// Tile position of group l of a tile load: (k, m) for A, (k, n) for B.
+fn a_group(l: u32) -> vec2<u32> {
+  if (A_K_FAST) { return vec2<u32>((l % (BK / LANES)) * LANES, l / (BK / LANES)); }
+  return vec2<u32>(l / BMV, (l % BMV) * LANES);
+}
+
+fn b_group(l: u32) -> vec2<u32> {
+  if (B_K_FAST) { return vec2<u32>((l % (BK / LANES)) * LANES, l / (BK / LANES)); }
+  return vec2<u32>(l / BNV, (l % BNV) * LANES);
+}
+
+fn store_a(base: u32, at: vec2<u32>, group: vec4<f32>) {
+  if (!A_K_FAST) {
+    a_tile[base + at.x * BMV + at.y / LANES] = group;
+    return;
+  }
+  let lane = at.y % LANES;
+  // unroll
+  for (var e = 0u; e < {{LANES}}u; e++) {
+    // unroll
+    for (var w = 0u; w < 4u / {{LANES}}u; w++) {
+      a_tile[base + (at.x + e) * BMV + at.y / LANES][lane * WORDS + w] = group[e * WORDS + w];
+    }
+  }
+}
+
+fn store_b(base: u32, at: vec2<u32>, group: vec4<f32>) {
+  if (!B_K_FAST) {
+    b_tile[base + at.x * BNV + at.y / LANES] = group;
+    return;
+  }
+  let lane = at.y % LANES;
+  // unroll
+  for (var e = 0u; e < {{LANES}}u; e++) {
+    // unroll
+    for (var w = 0u; w < 4u / {{LANES}}u; w++) {
+      b_tile[base + (at.x + e) * BNV + at.y / LANES][lane * WORDS + w] = group[e * WORDS + w];
+    }
+  }
 }
 
 @compute @workgroup_size(16, 16)
@@ -66,173 +157,110 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   if (!job.valid) {
     return;
   }
-  let M = job.m;
-  let N = job.n;
-  let K = job.k;
   let m_base = job.tile_m * BM;
   let n_base = job.tile_n * BN;
 
-  // The first tile element of each of this invocation's loads: neighbouring invocations take
-  // neighbouring addresses along the operand's contiguous axis.
-  var a_k: array<u32, {{LOADS_A}}>;
-  var a_m: array<u32, {{LOADS_A}}>;
-  var b_k: array<u32, {{LOADS_B}}>;
-  var b_n: array<u32, {{LOADS_B}}>;
+  var a_at: array<vec2<u32>, {{LOADS_A}}>;
+  var b_at: array<vec2<u32>, {{LOADS_B}}>;
+  var a_next: array<vec4<f32>, {{LOADS_A}}>;
+  var b_next: array<vec4<f32>, {{LOADS_B}}>;
   // unroll
   for (var r = 0u; r < {{LOADS_A}}u; r++) {
-    let l = flat + r * THREADS;
-    if (A_K_FAST) {
-      a_k[r] = (l % (BK / VA)) * VA;
-      a_m[r] = l / (BK / VA);
-    } else {
-      a_m[r] = (l % (BM / VA)) * VA;
-      a_k[r] = l / (BM / VA);
-    }
+    a_at[r] = a_group(flat + r * THREADS);
+    a_next[r] = load_a(job, m_base + a_at[r].y, a_at[r].x);
   }
   // unroll
   for (var r = 0u; r < {{LOADS_B}}u; r++) {
-    let l = flat + r * THREADS;
-    if (B_K_FAST) {
-      b_k[r] = (l % (BK / VB)) * VB;
-      b_n[r] = l / (BK / VB);
-    } else {
-      b_n[r] = (l % (BN / VB)) * VB;
-      b_k[r] = l / (BN / VB);
-    }
+    b_at[r] = b_group(flat + r * THREADS);
+    b_next[r] = load_b(job, b_at[r].x, n_base + b_at[r].y);
   }
+  // unroll
+  for (var r = 0u; r < {{LOADS_A}}u; r++) {
+    store_a(0u, a_at[r], a_next[r]);
+  }
+  // unroll
+  for (var r = 0u; r < {{LOADS_B}}u; r++) {
+    store_b(0u, b_at[r], b_next[r]);
+  }
+  workgroupBarrier();
 
   var acc: array<Scalar, TM * TN>;
+  // unroll
+  for (var i = 0u; i < {{TM}}u * {{TN}}u; i++) {
+    acc[i] = Scalar();
+  }
   var av: array<Scalar, TM>;
   var bv: array<Scalar, TN>;
-#if VEC_A
-  var a_next: array<vec4<f32>, {{LOADS_A}}>;
-#else
-  var a_next: array<Scalar, {{LOADS_A}}>;
-#endif
-#if VEC_B
-  var b_next: array<vec4<f32>, {{LOADS_B}}>;
-#else
-  var b_next: array<Scalar, {{LOADS_B}}>;
-#endif
-  // Software pipelining: the global loads of tile k0 are in flight while tile k0 - BK is
-  // multiplied out of workgroup memory. The first pass only loads, the last only computes.
-  for (var k0 = 0u; k0 < K + BK; k0 += BK) {
-    if (k0 > 0u) {
+  let tiles_k = (job.k + BK - 1u) / BK;
+  for (var t = 0u; t < tiles_k; t++) {
+    let more = t + 1u < tiles_k;
+    // The next tile's global loads are issued before this tile is multiplied.
+    if (more) {
+      let k0 = (t + 1u) * BK;
       // unroll
       for (var r = 0u; r < {{LOADS_A}}u; r++) {
-#if VEC_A
-        // unroll
-        for (var e = 0u; e < 4u; e++) {
-          a_tile[a_at(a_k[r] + select(0u, e, A_K_FAST), a_m[r] + select(e, 0u, A_K_FAST))] =
-              a_next[r][e];
-        }
-#else
-        a_tile[a_at(a_k[r], a_m[r])] = a_next[r];
-#endif
+        a_next[r] = load_a(job, m_base + a_at[r].y, k0 + a_at[r].x);
       }
       // unroll
       for (var r = 0u; r < {{LOADS_B}}u; r++) {
-#if VEC_B
-        // unroll
-        for (var e = 0u; e < 4u; e++) {
-          b_tile[b_at(b_k[r] + select(0u, e, B_K_FAST), b_n[r] + select(e, 0u, B_K_FAST))] =
-              b_next[r][e];
-        }
-#else
-        b_tile[b_at(b_k[r], b_n[r])] = b_next[r];
-#endif
+        b_next[r] = load_b(job, k0 + b_at[r].x, n_base + b_at[r].y);
       }
     }
-    workgroupBarrier();
-    if (k0 < K) {
+    let a_cur = (t % BUFFERS) * A_TILE;
+    let b_cur = (t % BUFFERS) * B_TILE;
+    // unroll
+    for (var kk = 0u; kk < {{BK}}u; kk++) {
       // unroll
-      for (var r = 0u; r < {{LOADS_A}}u; r++) {
-        let m = m_base + a_m[r];
-        let k = k0 + a_k[r];
-        let index = job.a_base + i32(m) * job.a_rs + i32(k) * job.a_cs;
-#if VEC_A
-        // The whole group in range: one aligned 16-byte load; else element by element.
-        let last_m = m + select(3u, 0u, A_K_FAST);
-        let last_k = k + select(0u, 3u, A_K_FAST);
-        if (last_m < M && last_k < K) {
-          a_next[r] = a[u32(index) >> 2u];
-        } else {
-          a_next[r] = vec4<f32>();
-          // unroll
-          for (var e = 0u; e < 4u; e++) {
-            if (m + select(e, 0u, A_K_FAST) < M && k + select(0u, e, A_K_FAST) < K) {
-              let at = u32(index) + e * u32(select(job.a_rs, job.a_cs, A_K_FAST));
-              a_next[r][e] = a[at >> 2u][at & 3u];
-            }
-          }
-        }
-#else
-        a_next[r] = Scalar();  // explicit zero: out-of-range elements must contribute nothing
-        if (m < M && k < K) {
-          a_next[r] = load_scalar(a[u32(index)], job.a_sign);
-        }
-#endif
-      }
-      // unroll
-      for (var r = 0u; r < {{LOADS_B}}u; r++) {
-        let n = n_base + b_n[r];
-        let k = k0 + b_k[r];
-        let index = job.b_base + i32(k) * job.b_rs + i32(n) * job.b_cs;
-#if VEC_B
-        let last_n = n + select(3u, 0u, B_K_FAST);
-        let last_k = k + select(0u, 3u, B_K_FAST);
-        if (last_n < N && last_k < K) {
-          b_next[r] = b[u32(index) >> 2u];
-        } else {
-          b_next[r] = vec4<f32>();
-          // unroll
-          for (var e = 0u; e < 4u; e++) {
-            if (n + select(e, 0u, B_K_FAST) < N && k + select(0u, e, B_K_FAST) < K) {
-              let at = u32(index) + e * u32(select(job.b_cs, job.b_rs, B_K_FAST));
-              b_next[r][e] = b[at >> 2u][at & 3u];
-            }
-          }
-        }
-#else
-        b_next[r] = Scalar();
-        if (n < N && k < K) {
-          b_next[r] = load_scalar(b[u32(index)], job.b_sign);
-        }
-#endif
-      }
-    }
-    if (k0 > 0u) {
-      // unroll
-      for (var kk = 0u; kk < {{BK}}u; kk++) {
+      for (var g = 0u; g < {{TM}}u / {{LANES}}u; g++) {
+        let v = a_tile[a_cur + kk * BMV + lid.x + W * g];
         // unroll
-        for (var i = 0u; i < {{TM}}u; i++) {
-          av[i] = a_tile[a_at(kk, lid.x + W * i)];
+        for (var e = 0u; e < {{LANES}}u; e++) {
+          av[g * LANES + e] = lane_of(v, e);
         }
+      }
+      // unroll
+      for (var g = 0u; g < {{TN}}u / {{LANES}}u; g++) {
+        let v = b_tile[b_cur + kk * BNV + lid.y + W * g];
+        // unroll
+        for (var e = 0u; e < {{LANES}}u; e++) {
+          bv[g * LANES + e] = lane_of(v, e);
+        }
+      }
+      // unroll
+      for (var i = 0u; i < {{TM}}u; i++) {
         // unroll
         for (var j = 0u; j < {{TN}}u; j++) {
-          bv[j] = b_tile[b_at(kk, lid.y + W * j)];
+          acc[i * TN + j] = mac(acc[i * TN + j], av[i], bv[j]);
         }
-        // unroll
-        for (var i = 0u; i < {{TM}}u; i++) {
-          // unroll
-          for (var j = 0u; j < {{TN}}u; j++) {
-            acc[i * TN + j] = mac(acc[i * TN + j], av[i], bv[j]);
-          }
-        }
+      }
+    }
+    if (BUFFERS == 1u) {
+      workgroupBarrier();  // every read of this tile is done before it is overwritten
+    }
+    if (more) {
+      let a_nxt = ((t + 1u) % BUFFERS) * A_TILE;
+      let b_nxt = ((t + 1u) % BUFFERS) * B_TILE;
+      // unroll
+      for (var r = 0u; r < {{LOADS_A}}u; r++) {
+        store_a(a_nxt, a_at[r], a_next[r]);
+      }
+      // unroll
+      for (var r = 0u; r < {{LOADS_B}}u; r++) {
+        store_b(b_nxt, b_at[r], b_next[r]);
       }
     }
     workgroupBarrier();
   }
 
-  let out_base = job.bi * M * N;
+  let out_base = job.bi * job.m * job.n;
   // unroll
   for (var i = 0u; i < {{TM}}u; i++) {
-    let m = m_base + lid.x + W * i;
+    let m = m_base + LANES * (lid.x + W * (i / LANES)) + i % LANES;
     // unroll
     for (var j = 0u; j < {{TN}}u; j++) {
-      let n = n_base + lid.y + W * j;
-      if (m < M && n < N) {
-        c[out_base + n * M + m] = acc[i * TN + j];
+      let n = n_base + LANES * (lid.y + W * (j / LANES)) + j % LANES;
+      if (m < job.m && n < job.n) {
+        c[out_base + n * job.m + m] = acc[i * TN + j];
       }
     }
   }

@@ -8,3 +8,15 @@ fn load_scalar(v: f32, conj_sign: f32) -> f32 {
 fn mac(acc: f32, x: f32, y: f32) -> f32 {
   return acc + x * y;
 }
+
+// A 16-byte vector as scalars (GEMM tiles live in workgroup memory as vec4<f32>).
+
+fn lane_of(v: vec4<f32>, e: u32) -> f32 {
+  return v[e];
+}
+
+fn with_lane(v: vec4<f32>, e: u32, x: f32) -> vec4<f32> {
+  var w = v;
+  w[e] = x;
+  return w;
+}

@@ -66,14 +66,14 @@ def test_every_shipped_wgsl_file_is_a_kernel_or_included_by_one():
 def test_selection_by_profile_and_shape():
     from tenferro_web.dtypes import DType
     from tenferro_web.layout import dense_layout
-    from tenferro_web.lowering.gemm import gemm_spec
+    from tenferro_web.lowering.gemm import GPU_TILES, gemm_spec
     from tenferro_web.lowering.profile import AdapterProfile
     from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
 
-    def spec(cpu, m, k, n, dtype=DType.F32):
+    def spec(cpu, m, k, n, dtype=DType.F32, workgroup_bytes=16384):
         plan = plan_dot_general(dtype, dense_layout((m, k)), dtype, dense_layout((k, n)),
                                 DotGeneralConfig.of([1], [0]))
-        return gemm_spec(AdapterProfile(cpu), plan)
+        return gemm_spec(AdapterProfile(cpu, max_workgroup_bytes=workgroup_bytes), plan)
 
     big_cpu = spec(True, 1024, 1024, 1024)
     assert big_cpu.key.name == "gemm_blocked" and dict(big_cpu.key.constants)["TM"] == "16"
@@ -82,17 +82,26 @@ def test_selection_by_profile_and_shape():
     gpu = spec(False, 4096, 64, 4096)
     assert gpu.key.name == "gemm_tiled" and dict(gpu.key.constants)["B_K_FAST"] == "true"
     assert dict(gpu.key.constants)["TM"] == "8"
-    assert dict(gpu.key.constants)["VEC_A"] == "false"  # 128x128 tiles: element loads
-    assert dict(gpu.key.constants)["LOADS_A"] == "8"  # BK 16 x BM 128 / 256 invocations
+    assert dict(gpu.key.constants)["VEC_A"] == "true"
     small = dict(spec(False, 256, 64, 256).key.constants)  # few tiles: 64x64, 16-byte loads
-    assert (small["TM"], small["VEC_A"], small["VEC_B"], small["LOADS_A"]) == \
-        ("4", "true", "true", "1")
+    assert (small["TM"], small["VEC_A"], small["VEC_B"]) == ("4", "true", "true")
     odd = dict(spec(False, 254, 64, 256).key.constants)  # A's columns start unaligned
     assert (odd["VEC_A"], odd["VEC_B"]) == ("false", "true")
     odd = dict(spec(False, 256, 63, 256).key.constants)  # B's columns start unaligned
     assert (odd["VEC_A"], odd["VEC_B"]) == ("true", "false")
     assert spec(False, 256, 64, 8).key.name == "gemm_blocked"  # thin output
     assert dict(spec(False, 256, 64, 256, DType.C32).key.constants)["SCALAR"] == "c32"
+    # The first preferred tile shape that fits the device's workgroup memory.
+    for dtype in (DType.F32, DType.C32):
+        for limit in (16384, 32768, 49152):
+            for m in (256, 4096):
+                chosen = spec(False, m, 64, m, dtype, limit)
+                size = chosen.buffers * chosen.bk * 16 * (chosen.tm + chosen.tn) * dtype.itemsize
+                assert size <= limit
+                fitting = [t for t in GPU_TILES[chosen.scalar, m == 4096]
+                           if t.workgroup_bytes(dtype.itemsize) <= limit]
+                assert (chosen.tm, chosen.bk, chosen.buffers) == \
+                    (fitting[0].tm, fitting[0].bk, fitting[0].buffers)
     with pytest.raises(tw.InvalidArgument, match="kernels"):
         AdapterProfile.of(True, {}, "fast")
 

@@ -33,7 +33,8 @@ SETTINGS = settings(max_examples=120, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 PROFILES = st.builds(AdapterProfile, cpu=st.booleans(),
                      max_workgroups_per_dimension=st.sampled_from([65535, 65535, 40]),
-                     max_storage_binding=st.just(1 << 30), max_buffer=st.just(1 << 30))
+                     max_storage_binding=st.just(1 << 30), max_buffer=st.just(1 << 30),
+                     max_workgroup_bytes=st.sampled_from([16384, 32768, 49152]))
 
 
 # --- views over padded, partly reversed backings -------------------------------------------
@@ -138,6 +139,12 @@ def check_words_and_grids(program, profile: AdapterProfile) -> None:
         if isinstance(o, Launch):
             assert all(0 <= w < 2**32 for w in o.words), o
             assert all(1 <= g <= profile.max_workgroups_per_dimension for g in o.grid[:2]), o
+            if o.key.name == "gemm_tiled":
+                # Its workgroup arrays: BUFFERS tiles of BK x 16*TM (A) and BK x 16*TN (B).
+                c = {name: int(v) for name, v in o.key.constants if v.isdigit()}
+                itemsize = 8 if dict(o.key.constants)["SCALAR"] == "c32" else 4
+                size = c["BUFFERS"] * c["BK"] * 16 * (c["TM"] + c["TN"]) * itemsize
+                assert size <= profile.max_workgroup_bytes, o
 
 
 @SETTINGS
@@ -186,7 +193,7 @@ def test_the_two_reported_split_k_shapes_lower_to_aligned_loads():
 
 def test_a_misaligned_vector_load_cannot_be_constructed():
     def spec(a_access, vec_a=True):
-        return GemmSpec("f32", True, 4, 4, 16, True, True, vec_a, False, 64, 64, 1024, 9,
+        return GemmSpec("f32", True, 4, 4, 16, 2, True, True, vec_a, False, 64, 64, 1024, 9,
                         a_access, OperandAccess(0, 1, 64, 1024), False, False, 9000, 1024)
 
     spec(OperandAccess(0, 9000, 1, 1024))

@@ -70,6 +70,7 @@ class GemmSpec:
     tm: int
     tn: int
     bk: int  # tile depth (tiled only)
+    buffers: int  # 2: double-buffered tiles (tiled only)
     a_k_fast: bool  # tile loads follow A's columns (K) rather than its rows (M)
     b_k_fast: bool  # tile loads follow B's rows (K) rather than its columns (N)
     vec_a: bool
@@ -89,17 +90,30 @@ class GemmSpec:
     BLOCKED_WG = 8  # gemm_blocked's is 8 x 8
 
     def __post_init__(self) -> None:
+        if self.tiled:
+            lanes, threads = self.lanes, self.WG * self.WG
+            if self.tm % lanes or self.tn % lanes or self.bk % lanes \
+                    or (self.bk * self.WG * self.tm // lanes) % threads \
+                    or (self.bk * self.WG * self.tn // lanes) % threads \
+                    or self.buffers not in (1, 2):
+                raise ValueError(f"tiles must be whole vectors, loaded by every invocation "
+                                 f"alike: {self}")
         if self.vec_a or self.vec_b:
             if not self.tiled or self.scalar != "f32":
                 raise ValueError(f"vector loads are an f32 gemm_tiled variant: {self}")
-        if self.vec_a and (not self.a.vec4_aligned(self.a_k_fast) or self.bk * self.tm < 64):
-            raise ValueError(f"A's 16-byte loads would start unaligned or not fill: {self}")
-        if self.vec_b and (not self.b.vec4_aligned(not self.b_k_fast) or self.bk * self.tn < 64):
-            raise ValueError(f"B's 16-byte loads would start unaligned or not fill: {self}")
+        if self.vec_a and not self.a.vec4_aligned(self.a_k_fast):
+            raise ValueError(f"A's 16-byte loads would start unaligned: {self}")
+        if self.vec_b and not self.b.vec4_aligned(not self.b_k_fast):
+            raise ValueError(f"B's 16-byte loads would start unaligned: {self}")
         if self.k_step and (self.batch - 1) * self.k_step >= self.k_total:
             raise ValueError(f"split-K has an empty chunk: {self}")
         if min(self.m, self.n, self.k, self.batch) < 1:
             raise ValueError(f"empty GEMMs are not launched: {self}")
+
+    @property
+    def lanes(self) -> int:
+        """Scalars per 16-byte vector: gemm_tiled's tiles are vectors in workgroup memory."""
+        return 4 if self.scalar == "f32" else 2
 
     @property
     def block(self) -> tuple[int, int]:
@@ -126,14 +140,15 @@ class GemmSpec:
         if not self.tiled:
             return KernelKey.of("gemm_blocked", SCALAR=self.scalar, TM=self.tm, TN=self.tn,
                                 WX=self.BLOCKED_WG, WY=self.BLOCKED_WG)
-        va, vb = (VEC if self.vec_a else 1), (VEC if self.vec_b else 1)
-        threads = self.WG * self.WG
+        # Each invocation loads LOADS_A groups of LANES scalars of A per tile, likewise B.
+        groups = self.WG * self.WG * self.lanes
         return KernelKey.of(
             "gemm_tiled", SCALAR=self.scalar, TM=self.tm, TN=self.tn, BK=self.bk,
+            BUFFERS=self.buffers, LANES=self.lanes,
             A_K_FAST=str(self.a_k_fast).lower(), B_K_FAST=str(self.b_k_fast).lower(),
             VEC_A=str(self.vec_a).lower(), VEC_B=str(self.vec_b).lower(),
-            LOADS_A=self.bk * self.WG * self.tm // (threads * va),
-            LOADS_B=self.bk * self.WG * self.tn // (threads * vb))
+            LOADS_A=self.bk * self.WG * self.tm // groups,
+            LOADS_B=self.bk * self.WG * self.tn // groups)
 
     def words(self, op: str) -> tuple[int, ...]:
         """The params layout of gemm_common.wgsl."""
@@ -191,6 +206,40 @@ def split_k_chunks(plan: DotGeneralPlan) -> tuple[int, int]:
     return -(-plan.k // step), step
 
 
+@dataclass(frozen=True)
+class Tiles:
+    """gemm_tiled's shape: TM x TM scalars per invocation (tiles of 16*TM rows and columns),
+    BK deep, single- or double-buffered."""
+
+    tm: int
+    bk: int
+    buffers: int
+
+    def workgroup_bytes(self, itemsize: int) -> int:
+        return self.buffers * self.bk * 2 * 16 * self.tm * itemsize
+
+
+# Preferred first; the first that fits the device's workgroup memory is used. "big": outputs
+# that give at least 256 tiles of 128 x 128. Measured on an H200 (bench/gemm_sweep.py, both
+# transports; docs/performance.md): f32 4096 0.68 of cuBLAS through wgpu-native and 0.55
+# through Dawn with 128 x 128 x 8 tiles (16 deep: 0.57 / 0.42; double-buffered: no gain);
+# 64 x 64 x 16 double-buffered tiles 5-10% ahead of single for f32 1024; C32 64 x 64 x 8.
+GPU_TILES: dict[tuple[str, bool], tuple[Tiles, ...]] = {
+    ("f32", True): (Tiles(8, 8, 1),),
+    ("f32", False): (Tiles(4, 16, 2), Tiles(4, 16, 1)),
+    ("c32", True): (Tiles(4, 8, 1),),
+    ("c32", False): (Tiles(4, 8, 1),),
+}
+
+
+def gpu_tiles(profile: AdapterProfile, scalar: str, plan: DotGeneralPlan) -> Tiles:
+    big = -(-plan.m // 128) * -(-plan.n // 128) * plan.batch >= 256
+    itemsize = 4 if scalar == "f32" else 8
+    choices = GPU_TILES[scalar, big]
+    return next((t for t in choices if t.workgroup_bytes(itemsize) <= profile.max_workgroup_bytes),
+                choices[-1])
+
+
 def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = False,
               b_conj: bool = False) -> GemmSpec:
     """The GEMM launch of one dot_general, reading each operand as its plan binds it (in place,
@@ -208,21 +257,16 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
         b_access = OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride)
     tiled = not profile.cpu and plan.m >= 64 and plan.n >= 64
     if tiled:
-        # Measured on an H200 (docs/performance.md): f32 128x128 tiles 16 deep, C32 64x64 tiles
-        # 8 deep; outputs too small to give every multiprocessor a 128x128 tile use 64x64.
-        big = scalar == "f32" and -(-plan.m // 128) * -(-plan.n // 128) * plan.batch >= 256
-        tm, bk = (8, 16) if big else (4, 8 if scalar == "c32" else 16)
-        tn = tm
+        tiles = gpu_tiles(profile, scalar, plan)
+        tm = tn = tiles.tm
+        bk, buffers = tiles.bk, tiles.buffers
         a_k_fast, b_k_fast = abs(a_access.col_stride) == 1, abs(b_access.row_stride) == 1
-        # 16-byte loads pay with 64x64 tiles (about 2x on the H200) but not with 128x128 ones,
-        # where the extra registers cost more than the loads save.
-        want_vec = scalar == "f32" and tm == 4
-        vec_a = want_vec and a_access.vec4_aligned(a_k_fast)
-        vec_b = want_vec and b_access.vec4_aligned(not b_k_fast)  # B's K axis is its rows
+        vec_a = scalar == "f32" and a_access.vec4_aligned(a_k_fast)
+        vec_b = scalar == "f32" and b_access.vec4_aligned(not b_k_fast)  # B's K axis is its rows
     else:
-        tm, tn, bk = cpu_block(plan.m), min(cpu_block(plan.n), 8), 0
+        tm, tn, bk, buffers = cpu_block(plan.m), min(cpu_block(plan.n), 8), 0, 0
         a_k_fast = b_k_fast = vec_a = vec_b = False
-    return GemmSpec(scalar, tiled, tm, tn, bk, a_k_fast, b_k_fast, vec_a, vec_b,
+    return GemmSpec(scalar, tiled, tm, tn, bk, buffers, a_k_fast, b_k_fast, vec_a, vec_b,
                     plan.m, plan.n, k, batch, a_access, b_access, a_conj, b_conj,
                     plan.k, k_step if chunks > 1 else 0)
 

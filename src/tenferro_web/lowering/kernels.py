@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
+_CONDITION = re.compile(r"^#if ([A-Z0-9_]+)$", re.MULTILINE)
 _INCLUDE = re.compile(r'^#include "([a-z0-9_]+)\.wgsl"$', re.MULTILINE)
-_UNROLL = re.compile(r"^[ \t]*// unroll\n[ \t]*for \(var (\w+) = 0u; \1 < (\d+)u; \1\+\+\) \{\n",
-                     re.MULTILINE)
+# The trip count: a literal, or literals multiplied and divided left to right (``8u / 4u``).
+_UNROLL = re.compile(r"^[ \t]*// unroll\n[ \t]*for \(var (\w+) = 0u; \1 < (\d+u(?: [*/] \d+u)*); "
+                     r"\1\+\+\) \{\n", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ def kernel_source(name: str) -> str:
 
 def render(key: KernelKey) -> str:
     text = kernel_source(key.name)
-    wanted = set(_PLACEHOLDER.findall(text))
+    wanted = set(_PLACEHOLDER.findall(text)) | set(_CONDITION.findall(text))
     given = dict(key.constants)
     if wanted != set(given):
         raise ValueError(f"kernel {key.name}: placeholders {sorted(wanted)} but constants "
@@ -100,10 +102,18 @@ def expand_includes(text: str) -> str:
     return _INCLUDE.sub(paste, text)
 
 
+def trip_count(expression: str) -> int:
+    words = expression.replace("u", "").split(" ")
+    count = int(words[0])
+    for operator, value in zip(words[1::2], words[2::2], strict=True):
+        count = count * int(value) if operator == "*" else count // int(value)
+    return count
+
+
 def unroll(text: str) -> str:
     """Expand every ``// unroll``-marked loop with a literal trip count, outermost first."""
     while match := _UNROLL.search(text):
-        name, count = match.group(1), int(match.group(2))
+        name, count = match.group(1), trip_count(match.group(2))
         depth, end = 1, match.end()
         while depth:
             depth += {"{": 1, "}": -1}.get(text[end], 0)

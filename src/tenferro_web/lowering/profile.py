@@ -19,6 +19,7 @@ class AdapterProfile:
     max_workgroups_per_dimension: int = 65535
     max_storage_binding: int = 1 << 27
     max_buffer: int = 1 << 28
+    max_workgroup_bytes: int = 16384
 
     def __hash__(self) -> int:
         # Hashed once: the profile keys every lowering cache, at every op.
@@ -26,7 +27,7 @@ class AdapterProfile:
             return self.__dict__["_hash"]  # type: ignore[no-any-return]
         except KeyError:
             value = hash((self.cpu, self.max_workgroups_per_dimension, self.max_storage_binding,
-                          self.max_buffer))
+                          self.max_buffer, self.max_workgroup_bytes))
             object.__setattr__(self, "_hash", value)
             return value
 
@@ -40,7 +41,8 @@ class AdapterProfile:
         return cls(cpu=is_cpu_adapter if kernels == "auto" else kernels == "cpu",
                    max_workgroups_per_dimension=limits["maxComputeWorkgroupsPerDimension"],
                    max_storage_binding=limits["maxStorageBufferBindingSize"],
-                   max_buffer=limits["maxBufferSize"])
+                   max_buffer=limits["maxBufferSize"],
+                   max_workgroup_bytes=limits.get("maxComputeWorkgroupStorageSize", 16384))
 
     def grid(self, op: str, groups: int) -> tuple[int, int, int]:
         """Spread ``groups`` workgroups over x and y; kernels decode ``y * nx + x``."""
