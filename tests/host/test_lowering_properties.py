@@ -345,3 +345,17 @@ def test_pooled_buffers_are_whole_16_byte_units_within_the_binding_limit(byte_le
         return
     capacity = buffer_capacity(byte_len, max_binding)
     assert capacity >= byte_len and capacity % BINDING_ALIGN == 0 and capacity <= max_binding
+
+
+def test_tiles_that_are_not_whole_vectors_cannot_be_constructed():
+    access = OperandAccess(0, 1, 64, 0)
+
+    def spec(scalar, tm, bk, buffers=1):
+        return GemmSpec(scalar, True, tm, tm, bk, buffers, False, False, False, False, 64, 64,
+                        64, 1, access, access, False, False, 64, 0)
+
+    spec("f32", 8, 8)
+    spec("c32", 4, 8, 2)
+    for bad in (("f32", 6, 8), ("f32", 4, 8), ("c32", 4, 4), ("f32", 8, 6), ("f32", 8, 8, 3)):
+        with pytest.raises(ValueError, match="whole vectors"):
+            spec(*bad)
