@@ -5,8 +5,10 @@ fn load_scalar(v: f32, conj_sign: f32) -> f32 {
   return v;
 }
 
+// fma, not acc + x * y: WGSL leaves fusing a product and a sum to the compiler, and Dawn's
+// SPIR-V reaches NVIDIA's driver as a multiply and an add.
 fn mac(acc: f32, x: f32, y: f32) -> f32 {
-  return acc + x * y;
+  return fma(x, y, acc);
 }
 
 // A 16-byte vector as scalars (GEMM tiles live in workgroup memory as vec4<f32>).
