@@ -84,10 +84,12 @@ wheel: $(WHEEL)
 dist: $(PYODIDE_DIST)/pyodide-lock.json
 
 # The demo site: the page, its Python side and the local Pyodide dist next to it.
-$(SITE)/index.html: $(wildcard demo/*) docs/bench-swiftshader.svg $(PYODIDE_DIST)/pyodide-lock.json
+$(SITE)/index.html: $(wildcard demo/*) docs/bench-swiftshader.svg $(PYODIDE_DIST)/pyodide-lock.json \
+    tools/py_compile_dist.py tools/py_compile_dist.mjs
 	rm -rf $(SITE) && mkdir -p $(SITE)
 	cp demo/* docs/bench-swiftshader.svg $(SITE)/
 	cp -r $(PYODIDE_DIST) $(SITE)/pyodide
+	node tools/py_compile_dist.mjs $(SITE)/pyodide numpy opt-einsum tenferro-web
 
 # The JupyterLite site (staged outside $(LITE): jupyterlite-core skips config files whose path
 # starts with the output path): the example notebook, the Pyodide kernel pointed at the local dist

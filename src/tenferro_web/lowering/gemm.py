@@ -186,10 +186,17 @@ class ReduceSpec:
         return (u32(op, "size", self.size), u32(op, "chunks", self.chunks))
 
 
-def cpu_block(extent: int) -> int:
-    """Rows (or columns) per invocation on CPU adapters: large register blocks win there, but
-    not past the matrix (measured on SwiftShader: 16x8 per invocation ~5 GFLOP/s f32, 4x4 ~2.4)."""
-    for block in (16, 8, 4):
+# Products of fewer multiply-adds than this get small register blocks: a large block's unrolled
+# kernel takes longer to compile than such a product takes to run (SwiftShader through Dawn,
+# gemm_blocked: 16x8 423 ms, 8x8 192 ms, 4x4 64 ms), and the first call pays the compile.
+SMALL_GEMM_MACS = 1 << 22
+
+
+def cpu_block(extent: int, macs: int) -> int:
+    """Rows (or columns) per invocation of gemm_blocked: large register blocks win on CPU
+    adapters (SwiftShader: 16x8 per invocation ~5 GFLOP/s f32, 4x4 ~2.4), but not past the
+    matrix, nor for small products."""
+    for block in (16, 8) if macs >= SMALL_GEMM_MACS else ():
         if extent >= 4 * block:
             return block
     return 1 if extent == 1 else 4
@@ -264,7 +271,8 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
         vec_a = scalar == "f32" and a_access.vec4_aligned(a_k_fast)
         vec_b = scalar == "f32" and b_access.vec4_aligned(not b_k_fast)  # B's K axis is its rows
     else:
-        tm, tn, bk, buffers = cpu_block(plan.m), min(cpu_block(plan.n), 8), 0, 0
+        macs = plan.m * plan.n * plan.k * plan.batch
+        tm, tn, bk, buffers = cpu_block(plan.m, macs), min(cpu_block(plan.n, macs), 8), 0, 0
         a_k_fast = b_k_fast = vec_a = vec_b = False
     return GemmSpec(scalar, tiled, tm, tn, bk, buffers, a_k_fast, b_k_fast, vec_a, vec_b,
                     plan.m, plan.n, k, batch, a_access, b_access, a_conj, b_conj,
