@@ -183,14 +183,21 @@ def main() -> int:
                              str(ROOT / "bench/gemm_sweep.py"), "gemm_sweep:main", *gemm_args]
         steps = {"dawn-fuzz": steps["dawn-fuzz"], "native-fuzz": steps["native-fuzz"],
                  "dawn-sweep": dawn_sweep,
-                 "native-sweep": [sys.executable, str(ROOT / "bench/gemm_sweep.py"), *gemm_args]}
+                 "native-sweep": [sys.executable, str(ROOT / "bench/gemm_sweep.py"), *gemm_args],
+                 "dawn-transposes": node + ["--module", str(ROOT / "bench/transpose_sweep.py"),
+                                            "transpose_sweep:main"],
+                 "native-transposes": [sys.executable, str(ROOT / "bench/transpose_sweep.py")],
+                 "dawn-families": node + ["--module", str(ROOT / "bench/families.py"),
+                                          "families:main"],
+                 "native-families": [sys.executable, str(ROOT / "bench/families.py")]}
     for step, cmd in steps.items():
         code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
         if step.endswith("fuzz"):
             report[step] = fuzz_summary(code, text)
-        elif step.endswith("sums"):
+        elif step.endswith(("sums", "transposes", "families")):
+            words = ("ms", "lane", "adapter", "worst")
             report[step] = {"exit": code, "lines": [line for line in text.splitlines()
-                                                    if "ms" in line or "lane" in line]}
+                                                    if any(w in line for w in words)]}
         else:
             report[step] = result_of(text) or {"exit": code, "error": text.splitlines()[-5:]}
     try:
@@ -232,7 +239,8 @@ def print_table(report: dict) -> None:
         versus = f"{rates[0] / peer:>12.2f}x" if peer and rates[0] else f"{'-':>13}"
         print(f"{name:<20}{cells[0]}{cells[1]:>23}{cublas.get(name, 0):>16,.0f}"
               f"{peer or 0:>16,.0f}{versus}")
-    for step in ("dawn-sums", "native-sums"):
+    for step in ("dawn-sums", "native-sums", "dawn-transposes", "native-transposes",
+                 "dawn-families", "native-families"):
         print(f"{step}:", *report.get(step, {}).get("lines", []), sep="\n  ")
     for step in ("dawn-fuzz", "native-fuzz"):
         s = report.get(step, {})

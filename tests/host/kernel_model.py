@@ -100,10 +100,11 @@ def _tiled_transpose(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> No
     d0, d1, offset, tiles_j, tiles_i, batch = launch.words
     x, y, _ = launch.grid
     group = np.arange(x * y)[:, None, None]
-    ly, lx = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+    # A 32 x 32 tile per workgroup: invocation (lx, ly) moves rows ly + r * ROWS for every r.
+    ly, lx = np.meshgrid(np.arange(32), np.arange(32), indexing="ij")
     b = group // (tiles_j * tiles_i)
     t = group % (tiles_j * tiles_i)
-    j0, i0 = (t % tiles_j) * 16, (t // tiles_j) * 16
+    j0, i0 = (t % tiles_j) * 32, (t // tiles_j) * 32
     # The read of (i0 + ly, j0 + lx) lands in the tile; the write takes (wi, wj) = (i0+lx, j0+ly)
     wi, wj = i0 + lx, j0 + ly
     ok = (b < batch) & (wi < d0) & (wj < d1)

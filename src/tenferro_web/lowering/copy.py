@@ -20,7 +20,9 @@ from .program import BufferCopy, Launch, Operation, Program
 from .words import check_index_span, i32, u32
 
 WG_1D = 256
-TILE = 16
+TILE = 32
+# transpose_tiled's workgroup is 32 x TILE_ROWS invocations, each moving 32 / TILE_ROWS elements.
+TILE_ROWS = 4
 _ELEMENT_TYPE = {4: "u32", 8: "vec2<u32>"}
 
 
@@ -65,7 +67,7 @@ class StridedCopySpec:
 
 @dataclass(frozen=True)
 class TiledTransposeSpec:
-    """``transpose_tiled``: a batch of compact d0 x d1 matrices read transposed, one 16 x 16 tile
+    """``transpose_tiled``: a batch of compact d0 x d1 matrices read transposed, one 32 x 32 tile
     per workgroup: ``dst[i + d0*j + d0*d1*b] = src[offset + i*d1 + j + d0*d1*b]``."""
 
     itemsize: int
@@ -85,7 +87,7 @@ class TiledTransposeSpec:
 
     @property
     def key(self) -> KernelKey:
-        return KernelKey.of("transpose_tiled", ELEM=_ELEMENT_TYPE[self.itemsize])
+        return KernelKey.of("transpose_tiled", ELEM=_ELEMENT_TYPE[self.itemsize], ROWS=TILE_ROWS)
 
     @property
     def groups(self) -> int:
