@@ -22,7 +22,10 @@ from .words import check_index_span, i32, u32
 WG_1D = 256
 TILE = 32
 # transpose_tiled's workgroup is 32 x TILE_ROWS invocations, each moving 32 / TILE_ROWS elements.
-TILE_ROWS = 4
+# Fewer invocations per tile make CPU adapters pay for fewer barriers (SwiftShader, 1024^2:
+# 515 / 276 / 159 / 88 ms with ROWS 8 / 4 / 2 / 1; the strided gather 42 ms); on the H200 every
+# shape timed the same (bench/transpose_sweep.py). 64 invocations are a full wave everywhere.
+TILE_ROWS = 2
 _ELEMENT_TYPE = {4: "u32", 8: "vec2<u32>"}
 
 
