@@ -203,7 +203,7 @@ def dot_general_ref(lhs, rhs, lc, rc, lb=(), rb=(), lconj=False, rconj=False) ->
 def copy_case(rng: np.random.Generator, transpose: bool):
     dtype = np.dtype(rng.choice(["float32", "int32", "complex64", "bool"]))
     rank = int(rng.integers(1, 5))
-    extents = (1, 2, 3, 5, 15, 16, 17, 33, 70)
+    extents = (1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 64, 70)  # around transpose_tiled's 32
     shape = [int(rng.choice(extents)) for _ in range(rank)]
     while np.prod(shape) > 60_000:
         shape[int(np.argmax(shape))] = 3
