@@ -87,3 +87,25 @@ def test_numpy_valid_arguments_and_bad_host_data(rt):
     with pytest.raises(tw.InvalidArgument, match="'offset': None"):
         t.view((2, 2), (1, 3), None)
     np.testing.assert_array_equal(t.download_sync(), a)  # nothing was lost on the way
+
+
+def test_large_ops_are_submitted_at_once_and_small_ones_wait_for_a_readback():
+    """SUBMIT_WORKGROUPS: a stream of small ops stays one submit; one with many workgroups goes
+    to the GPU at once, so it runs while Python enqueues the next ops."""
+    rt = tw.WebGpuRuntime.native(kernels="gpu")
+    transport = rt.device.transport
+    submits = []
+    submit = transport.submit
+    transport.submit = lambda *args: (submits.append(len(args[0])), submit(*args))[1]
+    rng = np.random.default_rng(3)
+    a, b = ints(rng, (8, 8), np.float32), ints(rng, (8, 8), np.float32)
+    da, db = rt.upload(a), rt.upload(b)
+    small = [tw.dot_general(da, db, [1], [0]) for _ in range(20)]
+    assert submits == []
+    x, y = ints(rng, (4096, 4), np.float32), ints(rng, (4, 4096), np.float32)
+    big = tw.dot_general(rt.upload(x), rt.upload(y), [1], [0])  # 1024 tiles of 128 x 128
+    assert len(submits) == 1
+    np.testing.assert_array_equal(small[-1].download_sync(), a @ b)
+    got = big.download_sync()
+    np.testing.assert_array_equal(got[::97, ::89], (x @ y)[::97, ::89])
+    rt.close()

@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 
 # A stream this long is submitted without waiting for a readback, to bound memory and latency.
 MAX_PENDING_DISPATCHES = 512
+# A stream holding this many workgroups is submitted at once, so the GPU starts on large ops
+# while Python enqueues the next ones instead of waiting for the readback (a 1024^3 GEMM is
+# 256 workgroups; a chain of small ops stays one submit).
+SUBMIT_WORKGROUPS = 1024
 
 _domain_ids = itertools.count(1)
 _runtime_tokens = itertools.count(1)
@@ -208,7 +212,7 @@ class Device:
                 encoder.clear(slots[o.slot], o.offset, o.size)
         for buffer_id, capacity in temps:
             self.buffers.release(buffer_id, capacity)
-        if encoder.dispatches >= MAX_PENDING_DISPATCHES:
+        if encoder.dispatches >= MAX_PENDING_DISPATCHES or encoder.workgroups >= SUBMIT_WORKGROUPS:
             self.flush()
         return out
 

@@ -38,6 +38,7 @@ class CommandEncoder:
         self.words = array("I")
         self.params = array("I")
         self.dispatches = 0
+        self.workgroups = 0
 
     def __bool__(self) -> bool:
         return len(self.words) > 0
@@ -52,6 +53,7 @@ class CommandEncoder:
         self.words.extend((OP_DISPATCH, pipeline, offset, len(params), *grid, len(buffers),
                            *buffers))
         self.dispatches += 1
+        self.workgroups += grid[0] * grid[1] * grid[2]
 
     def copy(self, src: int, src_offset: int, dst: int, dst_offset: int, size: int) -> None:
         self.words.extend((OP_COPY, src, src_offset, dst, dst_offset, size))
