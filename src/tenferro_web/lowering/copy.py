@@ -1,9 +1,9 @@
 """Lowering of copy plans (transpose, compaction, dot_general packing) to kernels.
 
 The kernel is chosen to fit the plan: a plain buffer copy for LINEAR plans, the workgroup-tile
-transpose only on GPUs and only when both matrix extents fill a 16 x 16 tile (a tile with 2 x 2
-useful elements leaves 252 of 256 invocations idle at a barrier), and the strided gather for the
-rest. Every kernel indexes in 32-bit words: the spans and parameters are checked here.
+transpose only on GPUs and only when both matrix extents fill a 32 x 32 tile (a tile with 2 x 2
+useful elements would leave almost every invocation idle at a barrier), and the strided gather
+for the rest. Every kernel indexes in 32-bit words: the spans and parameters are checked here.
 """
 
 from __future__ import annotations
