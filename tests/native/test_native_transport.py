@@ -109,3 +109,26 @@ def test_large_ops_are_submitted_at_once_and_small_ones_wait_for_a_readback():
     got = big.download_sync()
     np.testing.assert_array_equal(got[::97, ::89], (x @ y)[::97, ::89])
     rt.close()
+
+
+def test_repeated_dot_generals_reuse_their_program_and_still_check_residency():
+    """api._DOT_PROGRAMS: a repeated call skips planning and lowering, but a closed runtime or
+    operands of two runtimes are refused as on the first call."""
+    from tenferro_web import api
+
+    rt, other = tw.WebGpuRuntime.native(kernels="gpu"), tw.WebGpuRuntime.native(kernels="gpu")
+    rng = np.random.default_rng(4)
+    a, b = ints(rng, (5, 7), np.float32), ints(rng, (7, 3), np.float32)
+    da, db = rt.upload(a), rt.upload(b)
+    first = tw.dot_general(da, db, [1], [0])
+    cached = len(api._DOT_PROGRAMS)
+    again = tw.dot_general(da, db, [1], [0])
+    assert len(api._DOT_PROGRAMS) == cached
+    np.testing.assert_array_equal(first.download_sync(), a @ b)
+    np.testing.assert_array_equal(again.download_sync(), a @ b)
+    with pytest.raises(tw.ForeignDomain):
+        tw.dot_general(da, other.upload(b), [1], [0])
+    rt.close()
+    with pytest.raises(tw.RuntimeStateError):
+        tw.dot_general(da, db, [1], [0])
+    other.close()
