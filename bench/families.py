@@ -4,16 +4,15 @@ real GPUs get) against the CPU family (what CPU adapters get), each timed with t
 slower in the GPU family on SwiftShader. In Pyodide on Node.js + Dawn (SwiftShader):
 
     node --import tools/dawn_host.mjs tools/dawn_run.mjs build/pyodide \\
-        --module bench/families.py families:main
+        --module bench/timing.py --module bench/families.py families:main
 or natively (lavapipe): .venv/bin/python bench/families.py
 """
 
 import asyncio
-import statistics
 import sys
-import time
 
 import numpy as np
+from timing import family_runtimes, timed
 
 import tenferro_web as tw
 
@@ -41,23 +40,8 @@ CASES = [
 ]
 
 
-async def timed(op, r: int) -> float:
-    await op().download()  # compile, warm
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(r - 1):
-            op()
-        await op().download()
-        times.append((time.perf_counter() - start) / r)
-    return statistics.median(times)
-
-
 async def main(argv: list[str]) -> int:
-    if sys.platform == "emscripten":
-        runtimes = {k: await tw.WebGpuRuntime.create(kernels=k) for k in ("gpu", "cpu")}
-    else:
-        runtimes = {k: tw.WebGpuRuntime.native(kernels=k) for k in ("gpu", "cpu")}
+    runtimes = await family_runtimes()
     print(f"adapter: {runtimes['gpu'].adapter.description}", flush=True)
     print(f"{'class':<28}{'GPU family':>12}{'CPU family':>12}{'GPU / CPU':>11}", flush=True)
     rng = np.random.default_rng(0)

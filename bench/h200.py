@@ -157,6 +157,12 @@ def main() -> int:
     node = [str(args.work / "node"), f"--import={args.work / 'dawn_host.mjs'}",
             str(ROOT / "tools" / "dawn_run.mjs"), str(args.work / "pyodide")]
     gemm_args = ["--quick"] if args.quick else []
+
+    def per_op(name: str) -> list[str]:
+        """A per-op benchmark (bench/timing.py's rule) in Pyodide on Node.js + Dawn."""
+        return node + ["--module", str(ROOT / "bench/timing.py"), "--module",
+                       str(ROOT / f"bench/{name}.py"), f"{name}:main"]
+
     fuzz_args = ["--seed", str(FUZZ_SEED), "--count", str(args.fuzz)]
     report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv)}
     try:
@@ -172,7 +178,7 @@ def main() -> int:
                              str(ROOT / "bench/gemm_lane.py"), "gemm_lane:main", *gemm_args],
         "native-fuzz": [sys.executable, str(ROOT / "tools/fuzz.py"), *fuzz_args],
         "native-gemm": [sys.executable, str(ROOT / "bench/gemm_lane.py"), *gemm_args],
-        "dawn-sums": node + ["--module", str(ROOT / "bench/sums.py"), "sums:main"],
+        "dawn-sums": per_op("sums"),
         "jaxjs-gemm": [*node[:2], str(ROOT / "bench/jaxjs_lane.mjs"),
                        json.dumps(QUICK if args.quick else CASES)],
         "native-sums": [sys.executable, str(ROOT / "bench/sums.py")],
@@ -184,11 +190,9 @@ def main() -> int:
         steps = {"dawn-fuzz": steps["dawn-fuzz"], "native-fuzz": steps["native-fuzz"],
                  "dawn-sweep": dawn_sweep,
                  "native-sweep": [sys.executable, str(ROOT / "bench/gemm_sweep.py"), *gemm_args],
-                 "dawn-transposes": node + ["--module", str(ROOT / "bench/transpose_sweep.py"),
-                                            "transpose_sweep:main"],
+                 "dawn-transposes": per_op("transpose_sweep"),
                  "native-transposes": [sys.executable, str(ROOT / "bench/transpose_sweep.py")],
-                 "dawn-families": node + ["--module", str(ROOT / "bench/families.py"),
-                                          "families:main"],
+                 "dawn-families": per_op("families"),
                  "native-families": [sys.executable, str(ROOT / "bench/families.py")]}
     for step, cmd in steps.items():
         code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)

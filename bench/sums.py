@@ -5,33 +5,20 @@ families) or in Pyodide on Node.js + Dawn (SwiftShader):
 
     .venv/bin/python bench/sums.py
     node --import tools/dawn_host.mjs tools/dawn_run.mjs build/pyodide \\
-        --module bench/sums.py sums:main [gpu|cpu]
+        --module bench/timing.py --module bench/sums.py sums:main [gpu|cpu]
 """
 
 import asyncio
-import statistics
 import sys
-import time
 
 import numpy as np
+from timing import timed
 
 import tenferro_web as tw
 from tenferro_web.lowering.einsum import lower_einsum
 
 CASES = [((2048, 2048), 0), ((2048, 2048), 1), ((2048, 2048), None), ((64, 65536), 0),
          ((65536, 64), 1), ((16, 16, 4096), (0, 1)), ((4096, 4096), None)]
-
-
-async def timed(make, r: int) -> float:
-    await make().download()  # compile, warm
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(r - 1):
-            make()
-        await make().download()
-        times.append((time.perf_counter() - start) / r)
-    return statistics.median(times)
 
 
 def chosen(rt, x, axis) -> str:

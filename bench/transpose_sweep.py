@@ -4,15 +4,14 @@ Same rule as bench/families.py (r transposes, then one readback; median of 5).
 
     .venv/bin/python bench/transpose_sweep.py                       (wgpu-native)
     node --import tools/dawn_host.mjs tools/dawn_run.mjs DIST \\
-        --module bench/transpose_sweep.py transpose_sweep:main      (Dawn)
+        --module bench/timing.py --module bench/transpose_sweep.py transpose_sweep:main
 """
 
 import asyncio
-import statistics
 import sys
-import time
 
 import numpy as np
+from timing import family_runtimes, timed
 
 import tenferro_web as tw
 from tenferro_web.lowering import copy
@@ -20,23 +19,8 @@ from tenferro_web.lowering import copy
 SHAPES = ((1024, 1024), (4096, 4096), (64, 512, 512))
 
 
-async def timed(op, r: int = 4) -> float:
-    await op().download()
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(r - 1):
-            op()
-        await op().download()
-        times.append((time.perf_counter() - start) / r)
-    return statistics.median(times)
-
-
 async def main(argv: list[str]) -> int:
-    if sys.platform == "emscripten":
-        rts = {k: await tw.WebGpuRuntime.create(kernels=k) for k in ("gpu", "cpu")}
-    else:
-        rts = {k: tw.WebGpuRuntime.native(kernels=k) for k in ("gpu", "cpu")}
+    rts = await family_runtimes()
     print(f"adapter: {rts['gpu'].adapter.description}", flush=True)
     chosen = copy.TILE_ROWS
     for shape in SHAPES:
@@ -49,7 +33,7 @@ async def main(argv: list[str]) -> int:
             copy.lower_copy.cache_clear()
             a = rts[family].upload(x)
             assert np.array_equal(await tw.transpose(a, perm).download(), x.transpose(perm))
-            seconds = await timed(lambda a=a, perm=perm: tw.transpose(a, perm))
+            seconds = await timed(lambda a=a, perm=perm: tw.transpose(a, perm), 4)
             print(f"{str(shape):<18}{label:<18}{seconds * 1e3:9.3f} ms {gb / seconds:8.1f} GB/s",
                   flush=True)
     copy.TILE_ROWS = chosen
