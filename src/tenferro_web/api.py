@@ -144,10 +144,10 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
     a = operand(op, lhs, "lhs")
     b = operand(op, rhs, "rhs")
     cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
+    signature = (a.dtype, a.layout, b.dtype, b.layout, cfg, lhs_conj, rhs_conj)
     if a.tensor is not None and b.tensor is not None:
         # Planned before for this kind of device: its program, without planning or lowering.
-        seen = _DOT_PROGRAMS.get((a.tensor.allocation.device.profile, a.dtype, a.layout,
-                                  b.dtype, b.layout, cfg, lhs_conj, rhs_conj))
+        seen = _DOT_PROGRAMS.get((a.tensor.allocation.device.profile, signature))
         if seen is not None:
             device = resident_device(op, a, b)
             return device.execute(op, seen[0], (a.tensor, b.tensor), seen[1], seen[2])
@@ -160,8 +160,7 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
                                 lhs_conj and complex_, rhs_conj and complex_)
     if len(_DOT_PROGRAMS) >= DOT_PROGRAMS_MAX:
         _DOT_PROGRAMS.clear()
-    _DOT_PROGRAMS[(device.profile, a.dtype, a.layout, b.dtype, b.layout, cfg, lhs_conj,
-                   rhs_conj)] = (program, plan.dtype, plan.out_shape)
+    _DOT_PROGRAMS[device.profile, signature] = (program, plan.dtype, plan.out_shape)
     return device.execute(op, program, (a.tensor, b.tensor), plan.dtype, plan.out_shape)
 
 

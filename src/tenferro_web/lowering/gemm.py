@@ -241,9 +241,9 @@ GPU_TILES: dict[tuple[str, bool], tuple[Tiles, ...]] = {
 
 def gpu_tiles(profile: AdapterProfile, scalar: str, plan: DotGeneralPlan) -> Tiles:
     big = -(-plan.m // 128) * -(-plan.n // 128) * plan.batch >= 256
-    itemsize = 4 if scalar == "f32" else 8
     choices = GPU_TILES[scalar, big]
-    return next((t for t in choices if t.workgroup_bytes(itemsize) <= profile.max_workgroup_bytes),
+    return next((t for t in choices
+                 if t.workgroup_bytes(plan.dtype.itemsize) <= profile.max_workgroup_bytes),
                 choices[-1])
 
 

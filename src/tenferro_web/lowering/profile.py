@@ -42,7 +42,7 @@ class AdapterProfile:
                    max_workgroups_per_dimension=limits["maxComputeWorkgroupsPerDimension"],
                    max_storage_binding=limits["maxStorageBufferBindingSize"],
                    max_buffer=limits["maxBufferSize"],
-                   max_workgroup_bytes=limits.get("maxComputeWorkgroupStorageSize", 16384))
+                   max_workgroup_bytes=limits["maxComputeWorkgroupStorageSize"])
 
     def grid(self, op: str, groups: int) -> tuple[int, int, int]:
         """Spread ``groups`` workgroups over x and y; kernels decode ``y * nx + x``."""
