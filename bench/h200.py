@@ -228,21 +228,26 @@ def print_table(report: dict) -> None:
                   f"{ratio:>7.3f} of cuBLAS")
     jaxjs = {r["case"]: r["gflops"] for r in (report.get("jaxjs-gemm") or {}).get("rows", [])}
     print(f"\n{'case':<20}{'Dawn GFLOP/s':>14}{'ratio':>7}{'native GFLOP/s':>16}{'ratio':>7}"
-          f"{'cuBLAS GFLOP/s':>16}{'jax-js GFLOP/s':>16}{'Dawn/jax-js':>13}")
+          f"{'cuBLAS GFLOP/s':>16}{'jax-js GFLOP/s':>16}{'Dawn/jax-js':>13}"
+          f"{'kernels alone: Dawn / native ratio':>36}")
     lanes = [report.get("dawn-gemm") or {}, report.get("native-gemm") or {}]
     names = [r["case"] for r in (lanes[0].get("rows") or lanes[1].get("rows") or [])]
     for name in names:
         cells = []
         rates = []
+        kernels = []  # the GPU time of the compute passes alone (timestamp queries)
         for lane in lanes:
-            rate = next((r["gflops"] for r in lane.get("rows", []) if r["case"] == name), None)
+            row = next((r for r in lane.get("rows", []) if r["case"] == name), {})
+            rate = row.get("gflops")
             ratio = rate / cublas[name] if rate and cublas.get(name) else None
             cells.append(f"{rate or 0:>14,.0f}{ratio or 0:>7.3f}")
             rates.append(rate)
+            kernel = row.get("kernel_gflops")
+            kernels.append(f"{kernel / cublas[name]:.3f}" if kernel and cublas.get(name) else "-")
         peer = jaxjs.get(name)
         versus = f"{rates[0] / peer:>12.2f}x" if peer and rates[0] else f"{'-':>13}"
         print(f"{name:<20}{cells[0]}{cells[1]:>23}{cublas.get(name, 0):>16,.0f}"
-              f"{peer or 0:>16,.0f}{versus}")
+              f"{peer or 0:>16,.0f}{versus}{' / '.join(kernels):>36}")
     for step in ("dawn-sums", "native-sums", "dawn-transposes", "native-transposes",
                  "dawn-families", "native-families"):
         print(f"{step}:", *report.get(step, {}).get("lines", []), sep="\n  ")

@@ -70,6 +70,7 @@ export class DeviceContext {
     this.errors = [];
     this.outOfMemory = []; // [bufferId, message] of allocations the device refused
     this.allocations = []; // their error scopes, until a barrier has awaited them
+    this.timing = null; // while kernels are timed: [{ querySet, readback, count }] per submit
     device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message}`;
     });
@@ -206,6 +207,10 @@ export class DeviceContext {
       device.queue.writeBuffer(this.paramsBuffer, 0, params);
     }
     const encoder = device.createCommandEncoder();
+    // Timed: a timestamp at the beginning and end of each compute pass of this submit (a pass
+    // per run of dispatches, so at most one more than the copies and clears), resolved here.
+    const timed = this.timing && this.timedSubmit(words);
+    let passes = 0;
     let pass = null;
     let i = 0;
     while (i < words.length) {
@@ -221,7 +226,16 @@ export class DeviceContext {
           entries.push({ binding: b + 1, resource: { buffer: this.buffers.get(words[i + 8 + b]) } });
         }
         const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
-        if (!pass) pass = encoder.beginComputePass();
+        if (!pass) {
+          pass = encoder.beginComputePass(timed ? {
+            timestampWrites: {
+              querySet: timed.querySet,
+              beginningOfPassWriteIndex: 2 * passes,
+              endOfPassWriteIndex: 2 * passes + 1,
+            },
+          } : {});
+          passes += 1;
+        }
         pass.setPipeline(pipeline);
         pass.setBindGroup(0, group);
         pass.dispatchWorkgroups(words[i + 4], words[i + 5], words[i + 6]);
@@ -246,7 +260,71 @@ export class DeviceContext {
       }
     }
     if (pass) pass.end();
-    device.queue.submit([encoder.finish()]);
+    if (timed && passes > 0) {
+      const resolve = device.createBuffer({
+        size: 16 * passes, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+      });
+      timed.readback = device.createBuffer({
+        size: 16 * passes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      });
+      timed.count = 2 * passes;
+      encoder.resolveQuerySet(timed.querySet, 0, timed.count, resolve, 0);
+      encoder.copyBufferToBuffer(resolve, 0, timed.readback, 0, 16 * passes);
+      device.queue.submit([encoder.finish()]);
+      resolve.destroy(); // after submit: the queue keeps what it uses alive
+    } else {
+      device.queue.submit([encoder.finish()]);
+    }
+  }
+
+  // Kernel timing (needs the "timestamp-query" feature): every compute pass submitted between
+  // begin and end gets a timestamp at its beginning and end; end returns their durations.
+  beginKernelTiming() {
+    this.timing = [];
+  }
+
+  timedSubmit(words) {
+    let passes = 1;
+    for (let i = 0; i < words.length;) {
+      const op = words[i];
+      if (op === OP_DISPATCH) {
+        i += 8 + words[i + 7];
+        continue;
+      }
+      passes += 1;
+      i += op === OP_COPY ? 6 : 4;
+    }
+    const timed = {
+      querySet: this.device.createQuerySet({ type: "timestamp", count: 2 * passes }),
+      readback: null,
+      count: 0,
+    };
+    this.timing.push(timed);
+    return timed;
+  }
+
+  // The durations of the timed passes in nanoseconds, in submit order.
+  async endKernelTiming() {
+    const timed = this.timing ?? [];
+    this.timing = null;
+    const durations = [];
+    try {
+      for (const { readback, count } of timed) {
+        if (!readback) continue;
+        await readback.mapAsync(GPUMapMode.READ);
+        const stamps = new BigUint64Array(readback.getMappedRange(), 0, count);
+        for (let p = 0; p < count; p += 2) durations.push(Number(stamps[p + 1] - stamps[p]));
+        readback.unmap();
+      }
+    } catch (e) {
+      throw new BridgeError(this.lostReason ? "lost" : "gpu", `timestamps: ${e.message ?? e}`);
+    } finally {
+      for (const { querySet, readback } of timed) {
+        querySet.destroy();
+        readback?.destroy();
+      }
+    }
+    return durations;
   }
 
   async synchronize() {

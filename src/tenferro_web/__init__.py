@@ -58,7 +58,7 @@ from .errors import (
 from .numpy_style import inner, matmul, outer, reduce_sum, sum, tensordot, trace
 from .planning.einsum import EinsumPlan
 from .runtime.device import AdapterInfo, RuntimeIdentity
-from .runtime.runtime import WebGpuRuntime
+from .runtime.runtime import KernelTimer, WebGpuRuntime
 from .runtime.tensor import (
     AllocationDomainId,
     DeviceId,
@@ -74,8 +74,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     # runtime and data model
-    "WebGpuRuntime", "RuntimeIdentity", "AdapterInfo", "AllocationDomainId", "Tensor",
-    "TensorView", "DType", "Placement", "MemoryKind", "DeviceKind", "DeviceId",
+    "WebGpuRuntime", "KernelTimer", "RuntimeIdentity", "AdapterInfo", "AllocationDomainId",
+    "Tensor", "TensorView", "DType", "Placement", "MemoryKind", "DeviceKind", "DeviceId",
     "webgpu_available", "default_runtime",
     # ops
     "dot_general", "dot_general_with_conj", "transpose", "to_contiguous", "einsum",

@@ -415,3 +415,34 @@ async def test_aligned_operands_with_ragged_edges(selenium, kernels):
     got = await tw.dot_general(a, b, [1], [0], [2], [2]).download()
     tw_testing.assert_same(got, np.einsum("mkb,knb->mnb", a_np.astype(np.float64),
                                           b_np).astype(np.float32))
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_kernel_timer_separates_gpu_time_from_host_time(selenium):
+    """kernel_timer on the adapter's 'timestamp-query' (SwiftShader and Dawn offer it): one
+    duration per compute pass submitted inside the block, within the host's clock; results
+    unchanged."""
+    import time
+
+    import numpy as np
+
+    import tenferro_web as tw
+    import tw_testing
+
+    rt = await tw_testing.runtime("gpu")
+    assert "timestamp-query" in rt.adapter.features, rt.adapter.features
+    rng = np.random.default_rng(31)
+    a_np = tw_testing.sample(rng, (96, 80), np.float32, integers=True)
+    b_np = tw_testing.sample(rng, (80, 72), np.float32, integers=True)
+    a, b = rt.upload(a_np), rt.upload(b_np)
+    await rt.synchronize()
+    start = time.perf_counter()
+    async with rt.kernel_timer() as timer:
+        c = tw.dot_general(a, b, [1], [0])
+        got = await c.download()  # one pass, then the staging copy
+        d = tw.transpose(c)  # one pass, submitted at the end
+    wall = time.perf_counter() - start
+    assert len(timer.passes) == 2 and all(p > 0 for p in timer.passes), timer.passes
+    assert timer.seconds <= wall, (timer.seconds, wall)
+    tw_testing.assert_same(got, (a_np.astype(np.float64) @ b_np).astype(np.float32))
+    tw_testing.assert_same(await d.download(), got.T)

@@ -132,3 +132,56 @@ def test_repeated_dot_generals_reuse_their_program_and_still_check_residency():
     with pytest.raises(tw.RuntimeStateError):
         tw.dot_general(da, db, [1], [0])
     other.close()
+
+
+def test_kernel_timer_times_each_compute_pass_apart_from_the_host():
+    """kernel_timer: a timestamp pair per compute pass submitted inside the block (work
+    enqueued before it is not timed), durations in seconds that fit inside the host's clock."""
+    import dataclasses
+    import time
+
+    rt = tw.WebGpuRuntime.native(kernels="gpu")
+    rng = np.random.default_rng(5)
+    a, b = ints(rng, (256, 256), np.float32), ints(rng, (256, 256), np.float32)
+    da, db = rt.upload(a), rt.upload(b)
+    before = tw.dot_general(da, db, [1], [0])  # pending when the timer opens: not timed
+    start = time.perf_counter()
+    async def timed():
+        async with rt.kernel_timer() as timer:
+            first = tw.dot_general(da, db, [1], [0])
+            got = await first.download()  # a dispatch pass, then the staging copy: one submit
+            second = tw.dot_general(first, db, [1], [0])  # submitted when the block ends
+        return timer, got, second
+    timer, got, second = rt.device.transport.run_sync(timed(), "test", "-")
+    wall = time.perf_counter() - start
+    assert len(timer.passes) == 2 and all(p > 0 for p in timer.passes), timer.passes
+    assert timer.seconds == sum(timer.passes) <= wall
+    np.testing.assert_array_equal(got, a @ b)
+    np.testing.assert_array_equal(second.download_sync(), a @ b @ b)
+    np.testing.assert_array_equal(before.download_sync(), a @ b)
+
+    async def nested():
+        async with rt.kernel_timer():
+            async with rt.kernel_timer():
+                pass
+    with pytest.raises(tw.RuntimeStateError, match="already being timed"):
+        rt.device.transport.run_sync(nested(), "test", "-")
+
+    async def failing():
+        async with rt.kernel_timer():
+            raise KeyError("the block's own error")
+    with pytest.raises(KeyError):
+        rt.device.transport.run_sync(failing(), "test", "-")
+
+    async def empty():
+        async with rt.kernel_timer() as timer:
+            pass
+        return timer
+    assert rt.device.transport.run_sync(empty(), "test", "-").passes == ()  # usable again
+
+    rt.device.adapter = dataclasses.replace(
+        rt.device.adapter, features=tuple(f for f in rt.device.adapter.features
+                                          if f != "timestamp-query"))
+    with pytest.raises(tw.UnsupportedError, match="timestamp-query"):
+        rt.device.transport.run_sync(empty(), "test", "-")
+    rt.close()

@@ -18,7 +18,13 @@ import numpy as np
 
 from ..arguments import host_array
 from ..dtypes import DType
-from ..errors import BackendFailure, DeviceLost, OutOfDeviceMemory, RuntimeStateError
+from ..errors import (
+    BackendFailure,
+    DeviceLost,
+    OutOfDeviceMemory,
+    RuntimeStateError,
+    UnsupportedError,
+)
 from ..lowering.copy import lower_copy
 from ..lowering.kernels import KernelKey
 from ..lowering.profile import AdapterProfile
@@ -107,6 +113,7 @@ class Device:
         self.refused: set[int] = set()
         self.lost_streams: list[range] = []
         self.ones: dict[DType, Tensor] = {}
+        self.timing = False  # a KernelTimer is open
 
     # --- lifetime ---------------------------------------------------------------------------
     def check_usable(self, op: str) -> None:
@@ -237,6 +244,28 @@ class Device:
         self.flush()
         await self.transport.synchronize()
         self.raise_device_errors(op)
+
+    def begin_kernel_timing(self, op: str) -> None:
+        self.check_usable(op)
+        if "timestamp-query" not in self.adapter.features:
+            raise UnsupportedError(
+                op, "this adapter does not offer WebGPU's 'timestamp-query' feature, so kernel "
+                    "time cannot be told apart from host time here; time on the host instead "
+                    "(await runtime.synchronize() before reading the clock)")
+        if self.timing:
+            raise RuntimeStateError(op, "kernels are already being timed on this device; "
+                                        "close the open kernel_timer() first")
+        self.flush()  # work enqueued before is not timed
+        self.transport.begin_kernel_timing()
+        self.timing = True
+
+    async def end_kernel_timing(self, op: str) -> list[int]:
+        self.timing = False
+        self.check_usable(op)
+        self.flush()
+        durations = await self.transport.end_kernel_timing()
+        self.raise_device_errors(op)
+        return durations
 
     # --- transfers --------------------------------------------------------------------------
     def upload(self, array: object) -> Tensor:

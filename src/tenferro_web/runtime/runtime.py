@@ -116,9 +116,43 @@ class WebGpuRuntime:
         self._device.transport.run_sync(self._device.synchronize("synchronize_sync"),
                                        "synchronize_sync", "await runtime.synchronize()")
 
+    def kernel_timer(self) -> KernelTimer:
+        """GPU time of the work enqueued inside ``async with runtime.kernel_timer() as timer:``,
+        apart from host time: the adapter writes a timestamp at the beginning and end of each
+        compute pass (WebGPU's ``timestamp-query``; UnsupportedError where the adapter lacks
+        it). On leaving the block, pending work is submitted and ``timer.seconds`` (the sum)
+        and ``timer.passes`` (each pass, in seconds) are read back. Copies outside compute
+        passes (uploads, readback staging) are not counted."""
+        return KernelTimer(self._device)
+
     def close(self) -> None:
         """Destroy the device now; tensors of this runtime become unusable."""
         self._device.close()
+
+
+class KernelTimer:
+    """See ``WebGpuRuntime.kernel_timer``."""
+
+    def __init__(self, device: Device):
+        self._device = device
+        self.passes: tuple[float, ...] = ()
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.passes)
+
+    async def __aenter__(self) -> KernelTimer:
+        self._device.begin_kernel_timing("kernel_timer")
+        return self
+
+    async def __aexit__(self, exc_type: object, *_: object) -> None:
+        try:
+            durations = await self._device.end_kernel_timing("kernel_timer")
+        except Exception:
+            if exc_type is None:
+                raise
+            return  # the block's own error is the one to see
+        self.passes = tuple(d * 1e-9 for d in durations)
 
 
 def pool_caps(op: str, storage_pool_bytes: object, staging_pool_bytes: object) -> tuple[int, int]:

@@ -118,6 +118,18 @@ class BrowserTransport:
     async def synchronize(self) -> None:
         await self._ctx.synchronize()
 
+    def begin_kernel_timing(self) -> None:
+        self._ctx.beginKernelTiming()
+
+    async def end_kernel_timing(self) -> list[int]:
+        from pyodide.ffi import JsException
+
+        try:
+            durations = await self._ctx.endKernelTiming()
+        except JsException as e:
+            raise BackendFailure("kernel_timer", _js_error_text(e)) from None
+        return [int(d) for d in durations]
+
     async def map_staging(self, staging_id: int, op: str) -> None:
         from pyodide.ffi import JsException
 

@@ -23,6 +23,8 @@ _LIMITS = ("maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroups
            "maxComputeWorkgroupStorageSize", "maxStorageBuffersPerShaderStage",
            "minStorageBufferOffsetAlignment")
 
+_OPTIONAL_FEATURES = ("timestamp-query",)
+
 
 def _kebab(name: str) -> str:
     return "".join(f"-{ch.lower()}" if ch.isupper() else ch for ch in name)
@@ -40,6 +42,8 @@ class NativeTransport:
         self._pipelines: list[Any] = []
         self._params_buffer = None
         self._lost: str | None = None
+        # While kernels are timed: (query set, resolved timestamps buffer, count) per submit.
+        self._timing: list[tuple[Any, Any, int]] | None = None
 
     @classmethod
     def open(cls, power_preference: str | None, op: str) -> NativeTransport:
@@ -54,8 +58,10 @@ class NativeTransport:
             raise NoAdapterError(op, "wgpu-native found no adapter")
         limits = {_kebab(n): adapter.limits[_kebab(n)] for n in _LIMITS
                   if not n.startswith("min")}
+        features = [f for f in _OPTIONAL_FEATURES if f in adapter.features]
         try:
-            device = adapter.request_device_sync(required_limits=limits)
+            device = adapter.request_device_sync(required_limits=limits,
+                                                 required_features=features)
         except Exception as e:  # wgpu raises its own error types
             raise NoAdapterError(op, f"requestDevice failed: {e}") from None
         return cls(wgpu, adapter, device)
@@ -122,8 +128,16 @@ class NativeTransport:
                     usage=self._wgpu.BufferUsage.STORAGE | self._wgpu.BufferUsage.COPY_DST)
             device.queue.write_buffer(self._params_buffer, 0, words)
         encoder = device.create_command_encoder()
+        commands_list = list(decode(commands))
+        # Timed: a timestamp at the beginning and end of each compute pass (a pass per run of
+        # dispatches, so at most one more than the copies and clears), resolved here.
+        query_set = None
+        if self._timing is not None:
+            most = 1 + sum(not isinstance(c, Dispatch) for c in commands_list)
+            query_set = device.create_query_set(type="timestamp", count=2 * most)
+        passes = 0
         compute = None
-        for command in decode(commands):
+        for command in commands_list:
             if isinstance(command, Dispatch):
                 pipeline = self._pipelines[command.pipeline]
                 entries = [{"binding": 0, "resource": {
@@ -134,7 +148,13 @@ class NativeTransport:
                 group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0),
                                                  entries=entries)
                 if compute is None:
-                    compute = encoder.begin_compute_pass()
+                    compute = encoder.begin_compute_pass(timestamp_writes=None if query_set is None
+                                                         else {"query_set": query_set,
+                                                               "beginning_of_pass_write_index":
+                                                                   2 * passes,
+                                                               "end_of_pass_write_index":
+                                                                   2 * passes + 1})
+                    passes += 1
                 compute.set_pipeline(pipeline)
                 compute.set_bind_group(0, group)
                 compute.dispatch_workgroups(*command.grid)
@@ -150,7 +170,37 @@ class NativeTransport:
                 encoder.clear_buffer(self._buffers[command.buffer], command.offset, command.size)
         if compute is not None:
             compute.end()
+        if query_set is not None and not passes:
+            query_set.destroy()
+        elif query_set is not None and self._timing is not None:
+            usage = self._wgpu.BufferUsage
+            resolved = device.create_buffer(size=16 * passes,
+                                            usage=usage.QUERY_RESOLVE | usage.COPY_SRC)
+            encoder.resolve_query_set(query_set, 0, 2 * passes, resolved, 0)
+            self._timing.append((query_set, resolved, 2 * passes))
         device.queue.submit([encoder.finish()])
+
+    def begin_kernel_timing(self) -> None:
+        self._timing = []
+
+    async def end_kernel_timing(self) -> list[int]:
+        # Vulkan's timestamp period is 1 ns on the adapters this lane runs (NVIDIA, lavapipe);
+        # wgpu-native resolves raw ticks, and the wgpu package does not expose the period.
+        timed, self._timing = self._timing or [], None
+        durations: list[int] = []
+        try:
+            for _, resolved, count in timed:
+                stamps = np.frombuffer(self._device.queue.read_buffer(resolved, 0, 8 * count),
+                                       np.uint64)
+                durations += [int(end) - int(begin) for begin, end in
+                              zip(stamps[0::2], stamps[1::2])]
+        except Exception as e:
+            raise BackendFailure("kernel_timer", f"reading timestamps failed: {e}") from None
+        finally:
+            for query_set, resolved, _ in timed:
+                query_set.destroy()
+                resolved.destroy()
+        return durations
 
     async def synchronize(self) -> None:
         # Reading 4 bytes back waits for the queue (on_submitted_work_done_sync is broken in

@@ -153,6 +153,16 @@ class Transport(Protocol):
 
     async def synchronize(self) -> None: ...
 
+    def begin_kernel_timing(self) -> None:
+        """From now on, write a timestamp at the beginning and end of every compute pass
+        submitted (the adapter has ``timestamp-query``)."""
+        ...
+
+    async def end_kernel_timing(self) -> list[int]:
+        """Stop timing; the durations in nanoseconds of the passes submitted since
+        ``begin_kernel_timing``, in submit order."""
+        ...
+
     async def map_staging(self, staging_id: int, op: str) -> None: ...
 
     def copy_mapped(self, staging_id: int, dest: np.ndarray, byte_length: int) -> None: ...
