@@ -6,9 +6,12 @@ families) or in Pyodide on Node.js + Dawn (SwiftShader):
     .venv/bin/python bench/sums.py
     node --import tools/dawn_host.mjs tools/dawn_run.mjs build/pyodide \\
         --module bench/timing.py --module bench/sums.py sums:main [gpu|cpu]
+
+On a GPU-family device with subgroups (Dawn), sum_tree is also timed without them.
 """
 
 import asyncio
+import dataclasses
 import sys
 
 import numpy as np
@@ -47,11 +50,29 @@ async def compare(rt, log) -> None:
             f"({gb / gemm:5.2f} GB/s)   {gemm / ours:5.2f}x")
 
 
+async def subgroups_or_not(rt, log) -> None:
+    """sum_tree with subgroupAdd (what the lowering picks where the device has subgroups)
+    against the same device told it has none (the tree in workgroup memory), side by side."""
+    plain = await tw.WebGpuRuntime.create(kernels="gpu")
+    plain.device.profile = dataclasses.replace(plain.device.profile, subgroups=False)
+    for shape, axis in CASES:
+        x, y = rt.upload(np.ones(shape, np.float32)), plain.upload(np.ones(shape, np.float32))
+        if "sum_tree" not in chosen(rt, x, axis):
+            continue
+        with_subgroups = await timed(lambda x=x, axis=axis: tw.sum(x, axis=axis), 3)
+        tree = await timed(lambda y=y, axis=axis: tw.sum(y, axis=axis), 3)
+        log(f"{str(shape):>16} axis={str(axis):<7} sum_tree with subgroups "
+            f"{with_subgroups * 1e3:8.2f} ms   without {tree * 1e3:8.2f} ms   "
+            f"{tree / with_subgroups:5.2f}x")
+
+
 async def main(argv: list[str] | None = None) -> int:
     """``argv`` (tools/dawn_run.mjs passes the command line's): the kernel family, else auto."""
     rt = await tw.WebGpuRuntime.create(kernels=argv[0] if argv else "auto")
     print(f"adapter {rt.adapter.vendor}/{rt.adapter.architecture} ({rt.adapter.context})")
     await compare(rt, print)
+    if rt.device.profile.subgroups and not rt.device.profile.cpu:
+        await subgroups_or_not(rt, print)
     return 0
 
 

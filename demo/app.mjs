@@ -113,6 +113,7 @@ async function main() {
   // While Pyodide compiles, the browser brings up its WebGPU adapter (the first request starts
   // the GPU process's WebGPU; the runtime's own request later finds it ready).
   globalThis.navigator?.gpu?.requestAdapter().catch(() => null);
+  const demoSource = fetch("demo.py").then((response) => response.text()); // no round trip later
   const pyodide = await loadPyodide({
     indexURL: new URL("./pyodide/", location.href).href,
     packages: ["tenferro-web"], // fetched while the interpreter starts
@@ -120,7 +121,7 @@ async function main() {
   mark("pyodide");
   mark("packages");
   const namespace = pyodide.globals.get("dict")();
-  pyodide.runPython(await (await fetch("demo.py")).text(), { globals: namespace });
+  pyodide.runPython(await demoSource, { globals: namespace });
   const demo = { start: namespace.get("start"), run: namespace.get("run") };
   progress(2, "Requesting a WebGPU adapter (2/3)…");
   const adapter = toJs(await demo.start());

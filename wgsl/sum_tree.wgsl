@@ -1,10 +1,15 @@
 // Sums over the K axis of a strided operand, one workgroup per (output, chunk of K): its WG
 // invocations (lowering/reduce.py chooses WG) read the chunk WG apart (consecutive when
-// k_stride is 1), then add up their partial sums as a tree in workgroup memory.
+// k_stride is 1), then add up their partial sums as a tree in workgroup memory, or, with
+// SUBGROUPS, each subgroup adds its own (subgroupAdd) and invocation 0 adds up those, after a
+// single barrier. Either way the order of the additions is fixed: results repeat bit for bit.
 //   out[m + c * M] = sum over k in chunk c of x[offset + m * m_stride + k * k_stride]
 // With several chunks, `out` is a temporary that reduce_chunks adds up.
 // params: [M, K, chunk length, chunks, offset, m_stride, k_stride] (the last three signed)
 
+#if SUBGROUPS
+enable subgroups;
+#endif
 #include "scalar_{{SCALAR}}.wgsl"
 #include "grid.wgsl"
 
@@ -19,6 +24,9 @@ var<workgroup> partial: array<Scalar, WG>;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32,
+#endif
         @builtin(local_invocation_index) lid: u32) {
   let group = workgroup_index(wid, nwg);
   let m_count = params[0];
@@ -35,6 +43,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   for (var k = k_begin + lid; k < k_end; k += WG) {
     total += x[base + i32(k) * k_stride];
   }
+#if SUBGROUPS
+  // A subgroup's invocations need not have consecutive indices: its first one stores the
+  // subgroup's sum at its own index, the others zero.
+  let subtotal = subgroupAdd(total);
+  partial[lid] = select(Scalar(), subtotal, lane == 0u);
+  workgroupBarrier();
+  if (lid == 0u) {
+    var sum = Scalar();
+    for (var i = 0u; i < WG; i++) {
+      sum += partial[i];
+    }
+    out[m + c * m_count] = sum;
+  }
+#else
   partial[lid] = total;
   workgroupBarrier();
   for (var half = WG / 2u; half > 0u; half >>= 1u) {
@@ -46,4 +68,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   if (lid == 0u) {
     out[m + c * m_count] = partial[0];
   }
+#endif
 }

@@ -142,3 +142,35 @@ async def test_all_of_numpys_einsum_and_the_conveniences(selenium):
         tw_testing.assert_same(await tw.sum(ta, axis=(0, 2)).download(), a.sum(axis=(0, 2)))
         tw_testing.assert_same(await tw.tensordot(ta, tb, ([2], [1])).download(),
                                np.tensordot(a, b, ([2], [1])))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_sum_trees_with_and_without_subgroups(selenium, dtype):
+    """The GPU family's sum_tree on this adapter (subgroupAdd where it offers 'subgroups', as
+    SwiftShader does through Chromium and Dawn): full sums in chunks, axis sums of long rows,
+    reversed and strided views, exact against numpy on integer data."""
+    import numpy as np
+
+    import tenferro_web as tw
+    import tw_testing
+    from tenferro_web.lowering.einsum import lower_einsum
+
+    rt = await tw_testing.runtime("gpu")
+    rng = np.random.default_rng(41)
+    data = tw_testing.sample(rng, (130, 2100), dtype, integers=True)
+    x = rt.upload(data)
+    wide = data.astype(np.complex128 if dtype == "complex64" else np.float64)
+    # (views address the column-major buffer: element (i, j) of x at i + 130 j)
+    for view, ref in [(x, wide), (x.view((130, 1050), (1, 260), 130), wide[:, 1::2]),
+                      (x.view((130, 2100), (1, -130), 130 * 2099), wide[:, ::-1])]:
+        for axis in (None, 0, 1):
+            got = await tw.sum(view, axis=axis).download()
+            want = ref.sum(axis=axis).astype(dtype)
+            tw_testing.assert_same(got, np.asarray(want))
+    _, plan = tw.einsum_path("ij->", x)
+    [program] = [p for p in lower_einsum(rt.device.profile, plan) if p]
+    tree = program.ops[0].key
+    assert tree.name == "sum_tree", tree
+    subgroups = "subgroups" in rt.adapter.features
+    assert dict(tree.constants)["SUBGROUPS"] == str(subgroups).lower(), (tree, subgroups)

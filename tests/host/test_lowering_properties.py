@@ -310,11 +310,7 @@ def test_sums_choose_their_kernel_by_the_operand():
     cpu, gpu = AdapterProfile(cpu=True), AdapterProfile(cpu=False)
 
     def kernels(profile, shape, axes):
-        view = ViewLayout(shape, tuple(int(s) for s in np.cumprod((1, *shape[:-1]))), 0)
-        ones = ViewLayout(tuple(shape[a] for a in axes), (0,) * len(axes), 0)
-        plan = plan_dot_general(DType.F32, view, DType.F32, ones,
-                                DotGeneralConfig.of(axes, range(len(axes)), (), ()))
-        return [o.key.name for o in lower_sum(OP, profile, plan, view, ones).ops]
+        return [o.key.name for o in lower_sum(OP, profile, *_sum_plan(shape, axes)).ops]
 
     # A full sum spreads over many invocations, then adds up the chunks: without barriers on
     # CPU adapters, as trees in workgroup memory on GPUs.
@@ -359,3 +355,33 @@ def test_tiles_that_are_not_whole_vectors_cannot_be_constructed():
     for bad in (("f32", 6, 8), ("f32", 4, 8), ("c32", 4, 4), ("f32", 8, 6), ("f32", 8, 8, 3)):
         with pytest.raises(ValueError, match="whole vectors"):
             spec(*bad)
+
+
+def test_sum_trees_use_subgroups_where_the_device_has_them():
+    """``subgroups`` in the device's features: sum_tree adds each subgroup's sum with
+    subgroupAdd (the WGSL enables the extension first); otherwise the tree, and nothing else
+    asks for the feature."""
+    from tenferro_web.lowering.kernels import render
+
+    limits = {"maxComputeWorkgroupsPerDimension": 65535, "maxStorageBufferBindingSize": 1 << 30,
+              "maxBufferSize": 1 << 30, "maxComputeWorkgroupStorageSize": 32768}
+    with_subgroups = AdapterProfile.of(False, limits, "gpu", ("subgroups", "timestamp-query"))
+    without = AdapterProfile.of(False, limits, "gpu", ("timestamp-query",))
+    assert with_subgroups.subgroups and not without.subgroups
+    assert hash(with_subgroups) != hash(without)
+    for profile, enabled in ((with_subgroups, True), (without, False)):
+        tree = lower_sum(OP, profile, *_sum_plan((64, 65536), (1,))).ops[0]
+        assert tree.key.name == "sum_tree", tree.key
+        source = render(tree.key)
+        code = [line for line in source.splitlines() if line and not line.startswith("//")]
+        assert (code[0] == "enable subgroups;") == enabled, code[0]
+        assert ("subgroupAdd(" in source) == enabled
+    rows = lower_sum(OP, with_subgroups, *_sum_plan((8192, 512), (1,))).ops[0]
+    assert rows.key.name == "sum_rows" and "subgroup" not in render(rows.key)
+
+
+def _sum_plan(shape, axes):
+    view = ViewLayout(shape, tuple(int(s) for s in np.cumprod((1, *shape[:-1]))), 0)
+    ones = ViewLayout(tuple(shape[a] for a in axes), (0,) * len(axes), 0)
+    return (plan_dot_general(DType.F32, view, DType.F32, ones,
+                             DotGeneralConfig.of(axes, range(len(axes)), (), ())), view, ones)

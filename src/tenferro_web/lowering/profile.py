@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from ..errors import InvalidArgument, LimitExceeded
@@ -13,13 +13,15 @@ KERNEL_FAMILIES = ("auto", "cpu", "gpu")
 @dataclass(frozen=True)
 class AdapterProfile:
     """``cpu``: register-blocked kernels without barriers (best on CPU adapters: SwiftShader,
-    lavapipe); otherwise workgroup-memory tiles (GPUs). The limits are the device's."""
+    lavapipe); otherwise workgroup-memory tiles (GPUs). ``subgroups``: the device has WGSL's
+    subgroup operations (the ``subgroups`` feature). The limits are the device's."""
 
     cpu: bool
     max_workgroups_per_dimension: int = 65535
     max_storage_binding: int = 1 << 27
     max_buffer: int = 1 << 28
     max_workgroup_bytes: int = 16384
+    subgroups: bool = False
 
     def __hash__(self) -> int:
         # Hashed once: the profile keys every lowering cache, at every op.
@@ -27,14 +29,15 @@ class AdapterProfile:
             return self.__dict__["_hash"]  # type: ignore[no-any-return]
         except KeyError:
             value = hash((self.cpu, self.max_workgroups_per_dimension, self.max_storage_binding,
-                          self.max_buffer, self.max_workgroup_bytes))
+                          self.max_buffer, self.max_workgroup_bytes, self.subgroups))
             object.__setattr__(self, "_hash", value)
             return value
 
     @classmethod
-    def of(cls, is_cpu_adapter: bool, limits: Mapping[str, int], kernels: str = "auto"
-           ) -> AdapterProfile:
-        """``kernels`` overrides the adapter's family: "auto", "cpu" or "gpu"."""
+    def of(cls, is_cpu_adapter: bool, limits: Mapping[str, int], kernels: str = "auto",
+           features: Collection[str] = ()) -> AdapterProfile:
+        """``kernels`` overrides the adapter's family: "auto", "cpu" or "gpu"; ``features``
+        are the device's."""
         if kernels not in KERNEL_FAMILIES:
             raise InvalidArgument("WebGpuRuntime.create", "kernels",
                                   f"{kernels!r} is not 'auto', 'cpu' or 'gpu'")
@@ -42,7 +45,8 @@ class AdapterProfile:
                    max_workgroups_per_dimension=limits["maxComputeWorkgroupsPerDimension"],
                    max_storage_binding=limits["maxStorageBufferBindingSize"],
                    max_buffer=limits["maxBufferSize"],
-                   max_workgroup_bytes=limits["maxComputeWorkgroupStorageSize"])
+                   max_workgroup_bytes=limits["maxComputeWorkgroupStorageSize"],
+                   subgroups="subgroups" in features)
 
     def grid(self, op: str, groups: int) -> tuple[int, int, int]:
         """Spread ``groups`` workgroups over x and y; kernels decode ``y * nx + x``."""

@@ -11,7 +11,8 @@ operand, a one-element buffer holding 1, the output. Lowering picks what fits
   chunks of K for few outputs, so that a full sum keeps every thread busy without barriers
   (which SwiftShader makes dear), the chunks then added up by ``reduce_chunks``;
 * on GPUs: ``sum_tree``, a workgroup per (output, chunk of K) adding up a tree in workgroup
-  memory, for few outputs or long, consecutive K; ``sum_rows`` for many outputs whose K is not
+  memory (where the device has subgroups: each subgroup's sum, then one barrier), for few
+  outputs or long, consecutive K; ``sum_rows`` for many outputs whose K is not
   consecutive or shorter than four reads per invocation of a workgroup, and for short sums.
 """
 
@@ -48,6 +49,7 @@ class SumSpec:
 
     scalar: str
     tree: bool
+    subgroups: bool  # sum_tree adds up each subgroup's partial sums with subgroupAdd
     m: int
     k: int
     offset: int
@@ -66,7 +68,8 @@ class SumSpec:
     @property
     def key(self) -> KernelKey:
         if self.tree:
-            return KernelKey.of("sum_tree", SCALAR=self.scalar, WG=TREE_WG)
+            return KernelKey.of("sum_tree", SCALAR=self.scalar, WG=TREE_WG,
+                                SUBGROUPS=str(self.subgroups).lower())
         return KernelKey.of("sum_rows", SCALAR=self.scalar)
 
     @property
@@ -89,7 +92,8 @@ def sum_spec(profile: AdapterProfile, scalar: str, m: int, k: int, offset: int, 
     """The reduction kernel that fits the sum, or None where the GEMM path does (see the
     module's docstring)."""
     def spec(tree: bool, chunks: int) -> SumSpec:
-        return SumSpec(scalar, tree, m, k, offset, m_stride, k_stride, -(-k // chunks))
+        return SumSpec(scalar, tree, tree and profile.subgroups, m, k, offset, m_stride,
+                       k_stride, -(-k // chunks))
 
     if profile.cpu:
         if m >= CPU_GEMM_MIN_OUTPUTS or k <= ROWS_MAX_K:

@@ -96,7 +96,8 @@ class Device:
             description=info["description"], is_fallback=bool(info["isFallbackAdapter"]),
             features=tuple(info["features"]), limits=dict(info["limits"]),
             context=info["context"])
-        self.profile = AdapterProfile.of(self.adapter.is_cpu, self.adapter.limits, kernels)
+        self.profile = AdapterProfile.of(self.adapter.is_cpu, self.adapter.limits, kernels,
+                                         self.adapter.features)
         self.placement = Placement(MemoryKind.DEVICE, DeviceId(DeviceKind.WEBGPU, ordinal))
         self.encoder = CommandEncoder(self.adapter.limits["minStorageBufferOffsetAlignment"] // 4)
         self.buffers = BufferPool(transport, self.profile, *pool_caps)
