@@ -22,6 +22,8 @@ QUICK = (("f32 256", 256, 256, 256, 1, "float32", 5),
 TRIALS = 5
 # The cases bench/gemm_sweep.py times with each tile candidate (one per kind of tile choice).
 SWEPT = ("f32 1024", "f32 4096", "c32 4096", "f32 batch 64x512")
+# The cases bench/submit_sweep.py times with each submit threshold.
+SUBMIT_SWEPT = ("f32 1024", "f32 2048", "f32 batch 64x512")
 
 
 def operands(name: str, m: int, n: int, k: int, batch: int, dtype: str):

@@ -3,7 +3,7 @@ cuBLAS in the same run. Self-contained: everything it needs is in the bundle tha
 `make h200-bundle` writes to build/h200 (a Node.js binary from npm, Dawn for Node, a pruned
 Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 
-    python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick] [--sweep]
+    python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick] [--sweep | --submits]
 
 1. Vulkan: Debian's loader and libglvnd, unpacked into a private folder (LD_LIBRARY_PATH); the
    NVIDIA ICD at /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
@@ -14,7 +14,8 @@ Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
    jax-js (npm @jax-js/jax, WebGPU) on the same Dawn (bench/jaxjs_lane.mjs), f32 cases.
 5. bench/sums.py in both lanes: the sum kernels the lowering picks against the GEMM path.
 Prints a table of ratios and writes DIR/h200-lanes.json and one log per step. With --sweep: the
-fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS.
+fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS. With
+--submits: how often the command stream is submitted (bench/submit_sweep.py), both lanes.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from gemm_cases import CASES, QUICK, SWEPT, TRIALS, operands  # noqa: E402
+from gemm_cases import CASES, QUICK, SUBMIT_SWEPT, SWEPT, TRIALS, operands  # noqa: E402
 
 NVIDIA_ICD = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"
 FUZZ_SEED = 20261205
@@ -147,6 +148,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small GEMM cases (a smoke run)")
     parser.add_argument("--sweep", action="store_true",
                         help="gemm_tiled's tile candidates (bench/gemm_sweep.py) and the fuzz only")
+    parser.add_argument("--submits", action="store_true",
+                        help="when the pending stream is submitted (bench/submit_sweep.py), "
+                             "both lanes")
     parser.add_argument("--icd", default=NVIDIA_ICD)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -194,12 +198,18 @@ def main() -> int:
                  "native-transposes": [sys.executable, str(ROOT / "bench/transpose_sweep.py")],
                  "dawn-families": per_op("families"),
                  "native-families": [sys.executable, str(ROOT / "bench/families.py")]}
+    if args.submits:
+        steps = {"dawn-submits": node + ["--module", str(ROOT / "bench/gemm_cases.py"),
+                                         "--module", str(ROOT / "bench/gemm_lane.py"), "--module",
+                                         str(ROOT / "bench/submit_sweep.py"),
+                                         "submit_sweep:main"],
+                 "native-submits": [sys.executable, str(ROOT / "bench/submit_sweep.py")]}
     for step, cmd in steps.items():
         code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
         if step.endswith("fuzz"):
             report[step] = fuzz_summary(code, text)
-        elif step.endswith(("sums", "transposes", "families")):
-            words = ("ms", "lane", "adapter", "worst")
+        elif step.endswith(("sums", "transposes", "families", "submits")):
+            words = ("ms", "lane", "adapter", "worst", "submit at")
             report[step] = {"exit": code, "lines": [line for line in text.splitlines()
                                                     if any(w in line for w in words)]}
         else:
@@ -210,6 +220,8 @@ def main() -> int:
         cases = QUICK if args.quick else CASES
         if args.sweep:
             cases = [c for c in cases if args.quick or c[0] in SWEPT]
+        if args.submits:
+            cases = [c for c in cases if c[0] in SUBMIT_SWEPT]
         report["torch"] = {"version": torch.__version__, "gpu": torch.cuda.get_device_name(),
                            "rows": time_torch(cases)}
     except Exception as error:  # no torch or no CUDA: the lanes' figures still stand
@@ -249,7 +261,7 @@ def print_table(report: dict) -> None:
         print(f"{name:<20}{cells[0]}{cells[1]:>23}{cublas.get(name, 0):>16,.0f}"
               f"{peer or 0:>16,.0f}{versus}{' / '.join(kernels):>36}")
     for step in ("dawn-sums", "native-sums", "dawn-transposes", "native-transposes",
-                 "dawn-families", "native-families"):
+                 "dawn-families", "native-families", "dawn-submits", "native-submits"):
         print(f"{step}:", *report.get(step, {}).get("lines", []), sep="\n  ")
     for step in ("dawn-fuzz", "native-fuzz"):
         s = report.get(step, {})

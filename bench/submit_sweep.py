@@ -1,5 +1,6 @@
-"""How often the pending stream is submitted: the f32 1024 and 2048 GEMM cases (bench/gemm_lane.py's
-rule) with each candidate of ``runtime.device.SUBMIT_WORKGROUPS``, on one lane.
+"""How often the pending stream is submitted: the f32 1024 and 2048 and the batched GEMM cases
+(bench/gemm_lane.py's rule; the GPU's own time from timestamps beside it) with each candidate of
+``runtime.device.SUBMIT_WORKGROUPS``, on one lane.
 
     .venv/bin/python bench/submit_sweep.py                          (wgpu-native)
     node --import tools/dawn_host.mjs tools/dawn_run.mjs DIST --module bench/gemm_cases.py \\
@@ -14,10 +15,10 @@ import tenferro_web as tw
 from tenferro_web.runtime import device
 
 sys.path.insert(0, str(Path(__file__).parent))
-from gemm_cases import CASES  # noqa: E402
+from gemm_cases import CASES, SUBMIT_SWEPT  # noqa: E402
 from gemm_lane import POOL, run_cases  # noqa: E402
 
-CANDIDATES = (256, 512, 1024, 1 << 30)
+CANDIDATES = (512, 1024, 4096, 16384, 1 << 30)
 
 
 async def main(argv: list[str]) -> int:
@@ -29,7 +30,7 @@ async def main(argv: list[str]) -> int:
     for _ in range(2):  # twice, to see the noise
         for threshold in CANDIDATES:
             device.SUBMIT_WORKGROUPS = threshold
-            await run_cases(rt, [c for c in CASES if c[0] in ("f32 1024", "f32 2048")],
+            await run_cases(rt, [c for c in CASES if c[0] in SUBMIT_SWEPT],
                             log=lambda line, t=threshold: print(f"submit at {t:>10} {line}",
                                                                 flush=True))
     device.SUBMIT_WORKGROUPS = chosen
