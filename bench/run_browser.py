@@ -57,9 +57,9 @@ def print_table(result: dict) -> None:
     w = 9
     print(f"\nGFLOP/s on {result['adapter']['vendor']}/{result['adapter']['architecture']} in "
           f"{result['browser']}, median trial (a trial: r products, then a readback); "
-          "then ours over each")
+          "then ours over each; last, our kernels alone (the trial's GPU time, timestamps)")
     print(f"{'case':<18}{'r':>3}" + "".join(f"{COLUMNS[lib]:>{w}}" for lib in libs) + " |"
-          + "".join(f"{'x ' + COLUMNS[lib]:>{w + 1}}" for lib in peers))
+          + "".join(f"{'x ' + COLUMNS[lib]:>{w + 1}}" for lib in peers) + " | kernels")
     for key in ("version", "backend"):
         print(f"{key:<21}" + "".join(f"{result['libraries'][lib][key]:>{w}}" for lib in libs)
               + " |")
@@ -68,7 +68,9 @@ def print_table(result: dict) -> None:
                         for lib in libs)
         ratios = "".join(f"{row['ours_over'][lib]:{w}.1f}x" if lib in row["ours_over"]
                          else f"{'-':>{w + 1}}" for lib in peers)
-        print(f"{row['case']:<18}{row['r']:>3}{rates} |{ratios}")
+        kernels = row.get("ours_kernels_gflops")
+        print(f"{row['case']:<18}{row['r']:>3}{rates} |{ratios} |"
+              + (f"{kernels:8.2f}" if kernels else f"{'-':>8}"))
     adapters = ", ".join(f"{COLUMNS[lib]} {result['libraries'][lib]['adapter']}" for lib in libs
                          if result["libraries"][lib].get("adapter"))
     print(f"WebGPU adapters: {adapters}")
