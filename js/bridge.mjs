@@ -207,8 +207,8 @@ export class DeviceContext {
       device.queue.writeBuffer(this.paramsBuffer, 0, params);
     }
     const encoder = device.createCommandEncoder();
-    // Timed: a timestamp at the beginning and end of each compute pass of this submit (a pass
-    // per run of dispatches, so at most one more than the copies and clears), resolved here.
+    // Timed: a timestamp at the beginning and end of each compute pass of this submit (one
+    // per run of dispatches; a stream holds at most 512 dispatches), resolved here.
     const timed = this.timing && this.timedSubmit(words);
     let passes = 0;
     let pass = null;
@@ -284,16 +284,15 @@ export class DeviceContext {
   }
 
   timedSubmit(words) {
-    let passes = 1;
+    let passes = 0;
+    let previous = 0;
     for (let i = 0; i < words.length;) {
       const op = words[i];
-      if (op === OP_DISPATCH) {
-        i += 8 + words[i + 7];
-        continue;
-      }
-      passes += 1;
-      i += op === OP_COPY ? 6 : 4;
+      if (op === OP_DISPATCH && previous !== OP_DISPATCH) passes += 1;
+      previous = op;
+      i += op === OP_DISPATCH ? 8 + words[i + 7] : op === OP_COPY ? 6 : 4;
     }
+    if (passes === 0) return null;
     const timed = {
       querySet: this.device.createQuerySet({ type: "timestamp", count: 2 * passes }),
       readback: null,

@@ -179,6 +179,14 @@ def test_kernel_timer_times_each_compute_pass_apart_from_the_host():
         return timer
     assert rt.device.transport.run_sync(empty(), "test", "-").passes == ()  # usable again
 
+    async def copies_only():
+        async with rt.kernel_timer() as timer:
+            got = await da.download()  # a submit holding the staging copy alone: no pass
+        return timer, got
+    timer, got = rt.device.transport.run_sync(copies_only(), "test", "-")
+    assert timer.passes == ()
+    np.testing.assert_array_equal(got, a)
+
     rt.device.adapter = dataclasses.replace(
         rt.device.adapter, features=tuple(f for f in rt.device.adapter.features
                                           if f != "timestamp-query"))

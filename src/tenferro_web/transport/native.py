@@ -129,12 +129,13 @@ class NativeTransport:
             device.queue.write_buffer(self._params_buffer, 0, words)
         encoder = device.create_command_encoder()
         commands_list = list(decode(commands))
-        # Timed: a timestamp at the beginning and end of each compute pass (a pass per run of
-        # dispatches, so at most one more than the copies and clears), resolved here.
+        # Timed: a timestamp at the beginning and end of each compute pass (one per run of
+        # dispatches; a stream holds at most MAX_PENDING_DISPATCHES of them), resolved here.
         query_set = None
-        if self._timing is not None:
-            most = 1 + sum(not isinstance(c, Dispatch) for c in commands_list)
-            query_set = device.create_query_set(type="timestamp", count=2 * most)
+        runs = sum(isinstance(c, Dispatch) and not isinstance(p, Dispatch)
+                   for p, c in zip([None, *commands_list], commands_list))
+        if self._timing is not None and runs:
+            query_set = device.create_query_set(type="timestamp", count=2 * runs)
         passes = 0
         compute = None
         for command in commands_list:
@@ -170,9 +171,7 @@ class NativeTransport:
                 encoder.clear_buffer(self._buffers[command.buffer], command.offset, command.size)
         if compute is not None:
             compute.end()
-        if query_set is not None and not passes:
-            query_set.destroy()
-        elif query_set is not None and self._timing is not None:
+        if query_set is not None and self._timing is not None:
             usage = self._wgpu.BufferUsage
             resolved = device.create_buffer(size=16 * passes,
                                             usage=usage.QUERY_RESOLVE | usage.COPY_SRC)
