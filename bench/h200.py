@@ -11,7 +11,8 @@ Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
    adapter's info, features and limits, the kernel fuzz on both kernel families, the GEMM cases.
 3. wgpu-native in CPython (the native transport): the same fuzz and GEMM cases.
 4. torch.matmul / torch.bmm (cuBLAS, TF32 off) on the same cases with the same timing rule, and
-   jax-js (npm @jax-js/jax, WebGPU) on the same Dawn (bench/jaxjs_lane.mjs), f32 cases.
+   the JavaScript peers jax-js, TF.js and onnxruntime-web (npm, each on WebGPU) on the same
+   Dawn (bench/peers_lane.mjs), f32 cases.
 5. bench/sums.py in both lanes: the sum kernels the lowering picks against the GEMM path.
 Prints a table of ratios and writes DIR/h200-lanes.json and one log per step. With --sweep: the
 fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS. With
@@ -59,7 +60,9 @@ def unpack(bundle: Path, work: Path) -> dict[str, str]:
     (work / "node_modules").mkdir(exist_ok=True)
     (work / "node_modules" / "webgpu").symlink_to(work / "webgpu")
     shutil.copy(ROOT / "tools" / "dawn_host.mjs", work / "dawn_host.mjs")
-    shutil.copytree(bundle / "jax-js", work / "jax-js")
+    shutil.copytree(bundle / "peers", work / "peers")
+    for packed in (work / "peers").rglob("*.xz"):
+        packed.with_suffix("").write_bytes(lzma.decompress(packed.read_bytes()))
     with tarfile.open(bundle / "pyodide.tar.xz") as tar:
         tar.extractall(work / "pyodide", filter="data")
     site = work / "site"
@@ -72,7 +75,7 @@ def unpack(bundle: Path, work: Path) -> dict[str, str]:
     env["VK_ICD_FILENAMES"] = NVIDIA_ICD
     env["PYTHONPATH"] = ":".join([str(site), str(ROOT / "tests" / "fuzz")])
     env["PYTHONUNBUFFERED"] = "1"
-    env["JAXJS_MODULE"] = str(work / "jax-js" / "dist" / "index.js")
+    env["PEERS_MODULES"] = str(work / "peers")
     return env
 
 
@@ -183,7 +186,7 @@ def main() -> int:
         "native-fuzz": [sys.executable, str(ROOT / "tools/fuzz.py"), *fuzz_args],
         "native-gemm": [sys.executable, str(ROOT / "bench/gemm_lane.py"), *gemm_args],
         "dawn-sums": per_op("sums"),
-        "jaxjs-gemm": [*node[:2], str(ROOT / "bench/jaxjs_lane.mjs"),
+        "peers-gemm": [*node[:2], str(ROOT / "bench/peers_lane.mjs"),
                        json.dumps(QUICK if args.quick else CASES)],
         "native-sums": [sys.executable, str(ROOT / "bench/sums.py")],
     }
@@ -238,10 +241,8 @@ def print_table(report: dict) -> None:
             ratio = row["gflops"] / cublas[row["case"]] if cublas.get(row["case"]) else 0
             print(f"{step:<14}{row['case']:<20}{row['tiles']:<24}{row['gflops']:>10,.0f} GFLOP/s"
                   f"{ratio:>7.3f} of cuBLAS")
-    jaxjs = {r["case"]: r["gflops"] for r in (report.get("jaxjs-gemm") or {}).get("rows", [])}
     print(f"\n{'case':<20}{'Dawn GFLOP/s':>14}{'ratio':>7}{'native GFLOP/s':>16}{'ratio':>7}"
-          f"{'cuBLAS GFLOP/s':>16}{'jax-js GFLOP/s':>16}{'Dawn/jax-js':>13}"
-          f"{'kernels alone: Dawn / native ratio':>36}")
+          f"{'cuBLAS GFLOP/s':>16}{'kernels alone: Dawn / native ratio':>36}")
     lanes = [report.get("dawn-gemm") or {}, report.get("native-gemm") or {}]
     names = [r["case"] for r in (lanes[0].get("rows") or lanes[1].get("rows") or [])]
     for name in names:
@@ -256,10 +257,20 @@ def print_table(report: dict) -> None:
             rates.append(rate)
             kernel = row.get("kernel_gflops")
             kernels.append(f"{kernel / cublas[name]:.3f}" if kernel and cublas.get(name) else "-")
-        peer = jaxjs.get(name)
-        versus = f"{rates[0] / peer:>12.2f}x" if peer and rates[0] else f"{'-':>13}"
         print(f"{name:<20}{cells[0]}{cells[1]:>23}{cublas.get(name, 0):>16,.0f}"
-              f"{peer or 0:>16,.0f}{versus}{' / '.join(kernels):>36}")
+              f"{' / '.join(kernels):>36}")
+    # The JavaScript peers on the same Dawn adapter (bench/peers_lane.mjs), and ours over each.
+    peers = {lib: {r["case"]: r["gflops"] for r in lane.get("rows", [])}
+             for lib, lane in (report.get("peers-gemm") or {}).items() if isinstance(lane, dict)}
+    ours = {r["case"]: r["gflops"] for r in lanes[0].get("rows", [])}
+    print(f"\n{'case':<20}{'Dawn (ours)':>12}" + "".join(f"{lib:>17}" for lib in peers)
+          + "".join(f"{'ours / ' + lib:>24}" for lib in peers))
+    for name in names:
+        rates = [peers[lib].get(name) for lib in peers]
+        print(f"{name:<20}{ours.get(name, 0):>12,.0f}"
+              + "".join(f"{r or 0:>17,.0f}" for r in rates)
+              + "".join(f"{ours[name] / r:>23.2f}x" if r and ours.get(name) else f"{'-':>24}"
+                        for r in rates))
     for step in ("dawn-sums", "native-sums", "dawn-transposes", "native-transposes",
                  "dawn-families", "native-families", "dawn-submits", "native-submits"):
         print(f"{step}:", *report.get(step, {}).get("lines", []), sep="\n  ")

