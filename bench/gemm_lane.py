@@ -7,7 +7,8 @@ Runs in either host of the package:
         --module bench/gemm_lane.py gemm_lane:main [--quick]
 
 Timing rule, the same on every lane and for the reference (bench/h200.py times torch.matmul
-alike): r products enqueued back to back, then one wait for the GPU; median of 5 such trials.
+alike): r products enqueued back to back, then one wait for the GPU; median of 5 such trials,
+after WARMUP_SECONDS of such trials.
 The last line is ``RESULT {json}``: the adapter (vendor, device, description, features, limits),
 the lane, and per case the GFLOP/s and a sampled check of the result against float64 numpy.
 """
@@ -27,7 +28,7 @@ import numpy as np
 import tenferro_web as tw
 
 sys.path.insert(0, str(Path(__file__).parent))
-from gemm_cases import CASES, QUICK, TRIALS, operands  # noqa: E402
+from gemm_cases import CASES, QUICK, TRIALS, WARMUP_SECONDS, operands  # noqa: E402
 
 # A trial holds r outputs (640 MiB for the batched case), so the pool keeps that much, as a
 # user of large batched products would set it; torch's caching allocator keeps it too.
@@ -39,8 +40,13 @@ async def time_ours(rt, a, b, batched: bool, reps: int) -> tuple[float, float | 
     where the adapter has timestamp queries, the GPU time of one more such trial's compute
     passes per dot_general (kernel time, without the host's share)."""
     args = ([1], [0], [2], [2]) if batched else ([1], [0])
-    tw.dot_general(a, b, *args)
-    await rt.synchronize()
+    warm_until = time.perf_counter() + WARMUP_SECONDS
+    while True:  # compiles the pipelines, and brings the GPU's clocks up
+        outs = [tw.dot_general(a, b, *args) for _ in range(reps)]
+        await rt.synchronize()
+        del outs
+        if time.perf_counter() >= warm_until:
+            break
     times = []
     for _ in range(TRIALS):
         start = time.perf_counter()

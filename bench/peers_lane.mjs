@@ -1,7 +1,7 @@
 // The JavaScript peers on WebGPU (jax-js, TF.js, onnxruntime-web; the npm packages of
 // package.json) on the same GEMM cases as this package's lanes, with the same timing rule (r
-// products enqueued back to back, then one wait for the GPU; median of 5 trials), for
-// side-by-side figures in Node.js + Dawn (bench/h200.py runs it on the H200):
+// products enqueued back to back, then one wait for the GPU; median of 5 trials after 0.3 s of
+// them), for side-by-side figures in Node.js + Dawn (bench/h200.py runs it on the H200):
 //
 //   node --import tools/dawn_host.mjs bench/peers_lane.mjs CASES_JSON
 //
@@ -173,7 +173,8 @@ for (const [name, make] of Object.entries(peers)) {
     const shapeB = batch > 1 ? [batch, k, n] : [k, n];
     const a = random(m * k * batch), b = random(k * n * batch);
     const work = await peer.gemm(shapeA, shapeB, a, b);
-    await work.run(1);  // compile, warm
+    const warmUntil = performance.now() + 300;  // bench/gemm_cases.py's WARMUP_SECONDS
+    do await work.run(r); while (performance.now() < warmUntil);  // compile, clocks up
     const times = [];
     for (let t = 0; t < TRIALS; t++) {
       const start = performance.now();
