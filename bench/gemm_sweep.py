@@ -36,8 +36,7 @@ CANDIDATES = {
 
 def case_class(case) -> tuple[str, bool]:
     name, m, n, _, batch, dtype, _ = case
-    big = -(-m // 128) * -(-n // 128) * batch >= 256
-    return ("c32" if dtype == "complex64" else "f32", big)
+    return ("c32" if dtype == "complex64" else "f32", gemm.big_output(m, n, batch))
 
 
 async def main(argv: list[str]) -> int:

@@ -226,11 +226,12 @@ class Tiles:
         return self.buffers * self.bk * 2 * 16 * self.tm * itemsize
 
 
-# Preferred first; the first that fits the device's workgroup memory is used. "big": outputs
-# that give at least 256 tiles of 128 x 128. Measured on an H200 (bench/gemm_sweep.py, both
-# transports; docs/performance.md): f32 4096 0.68 of cuBLAS through wgpu-native and 0.55
-# through Dawn with 128 x 128 x 8 tiles (16 deep: 0.57 / 0.42; double-buffered: no gain);
-# 64 x 64 x 16 double-buffered tiles 5-10% ahead of single for f32 1024; C32 64 x 64 x 8.
+# Preferred first; the first that fits the device's workgroup memory is used. "big": see
+# big_output. On an H200 (bench/gemm_sweep.py with kernel timestamps, both transports;
+# docs/performance.md) every candidate's kernels run alike (within 1% at f32 4096 and C32), so
+# the order prefers what asks least of workgroup memory for the rate: 128 x 128 x 8 single for
+# big f32 outputs (0.58 / 0.69 of cuBLAS through Dawn / wgpu-native), 64 x 64 x 16 for small
+# ones, C32 64 x 64 x 8.
 GPU_TILES: dict[tuple[str, bool], tuple[Tiles, ...]] = {
     ("f32", True): (Tiles(8, 8, 1),),
     ("f32", False): (Tiles(4, 16, 2), Tiles(4, 16, 1)),
@@ -239,9 +240,13 @@ GPU_TILES: dict[tuple[str, bool], tuple[Tiles, ...]] = {
 }
 
 
+def big_output(m: int, n: int, batch: int) -> bool:
+    """Whether an output gives at least 256 tiles of 128 x 128 (enough to fill a large GPU)."""
+    return -(-m // 128) * -(-n // 128) * batch >= 256
+
+
 def gpu_tiles(profile: AdapterProfile, scalar: str, plan: DotGeneralPlan) -> Tiles:
-    big = -(-plan.m // 128) * -(-plan.n // 128) * plan.batch >= 256
-    choices = GPU_TILES[scalar, big]
+    choices = GPU_TILES[scalar, big_output(plan.m, plan.n, plan.batch)]
     return next((t for t in choices
                  if t.workgroup_bytes(plan.dtype.itemsize) <= profile.max_workgroup_bytes),
                 choices[-1])

@@ -132,10 +132,11 @@ class NativeTransport:
         # Timed: a timestamp at the beginning and end of each compute pass (one per run of
         # dispatches; a stream holds at most MAX_PENDING_DISPATCHES of them), resolved here.
         query_set = None
-        runs = sum(isinstance(c, Dispatch) and not isinstance(p, Dispatch)
-                   for p, c in zip([None, *commands_list], commands_list))
-        if self._timing is not None and runs:
-            query_set = device.create_query_set(type="timestamp", count=2 * runs)
+        if self._timing is not None:
+            runs = sum(isinstance(c, Dispatch) and not isinstance(p, Dispatch)
+                       for p, c in zip([None, *commands_list], commands_list))
+            if runs:
+                query_set = device.create_query_set(type="timestamp", count=2 * runs)
         passes = 0
         compute = None
         for command in commands_list:
