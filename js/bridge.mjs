@@ -164,19 +164,23 @@ export class DeviceContext {
     return this.pipelines.length - 1;
   }
 
+  // A WGSL error is this pipeline's failure, reported here once with the compiler's message:
+  // the shader module's error is scoped, or it would also surface later as an uncaptured error
+  // and fail whatever op next reaches a barrier.
   async createPipelineAsync(code, label) {
-    const module = this.device.createShaderModule({ code, label });
-    try {
-      const pipeline = await this.device.createComputePipelineAsync({
-        label,
-        layout: "auto",
-        compute: { module, entryPoint: "main" },
-      });
-      this.pipelines.push(pipeline);
-      return this.pipelines.length - 1;
-    } catch (e) {
-      throw new BridgeError("gpu", `pipeline ${label}: ${e.message ?? e}`);
-    }
+    const device = this.device;
+    device.pushErrorScope("validation");
+    const module = device.createShaderModule({ code, label });
+    const compiled = device.createComputePipelineAsync({
+      label,
+      layout: "auto",
+      compute: { module, entryPoint: "main" },
+    });
+    const [moduleError, pipeline] = await Promise.allSettled([device.popErrorScope(), compiled]);
+    const failure = moduleError.value?.message ?? pipeline.reason?.message ?? pipeline.reason;
+    if (failure !== undefined) throw new BridgeError("gpu", `pipeline ${label}: ${failure}`);
+    this.pipelines.push(pipeline.value);
+    return this.pipelines.length - 1;
   }
 
   // Encode and submit one command stream. `pyCommands` and `pyParams` are Python buffers of

@@ -174,3 +174,30 @@ async def test_sum_trees_with_and_without_subgroups(selenium, dtype):
     assert tree.name == "sum_tree", tree
     subgroups = "subgroups" in rt.adapter.features
     assert dict(tree.constants)["SUBGROUPS"] == str(subgroups).lower(), (tree, subgroups)
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_a_kernel_that_fails_to_compile_fails_its_op_alone(selenium):
+    import numpy as np
+    import pytest
+
+    import tenferro_web as tw
+    from tenferro_web.runtime import pipelines
+
+    rt = await tw.WebGpuRuntime.create()
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = rt.upload(a)
+    shipped = pipelines.render
+    # Every kernel compiled from here on has a WGSL error (as a driver's bug might make it).
+    pipelines.render = lambda key: shipped(key) + "fn broken() -> f32 { return not_defined; }\n"
+    try:
+        with pytest.raises(tw.BackendFailure, match="gemm.*not_defined"):
+            await tw.einsum("ij,kj->ik", t, t)
+    finally:
+        pipelines.render = shipped
+    # Reported once, with the compiler's message; nothing was cached or lost: the operand is
+    # intact and the same einsum now compiles and runs.
+    np.testing.assert_array_equal(await t.download(), a)
+    out = await (await tw.einsum("ij,kj->ik", t, t)).download()
+    np.testing.assert_array_equal(out, a @ a.T)
+    rt.close()
