@@ -3,7 +3,8 @@ cuBLAS in the same run. Self-contained: everything it needs is in the bundle tha
 `make h200-bundle` writes to build/h200 (a Node.js binary from npm, Dawn for Node, a pruned
 Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 
-    python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick] [--sweep | --submits]
+    python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick]
+                          [--sweep | --submits | --variants]
 
 1. Vulkan: Debian's loader and libglvnd, unpacked into a private folder (LD_LIBRARY_PATH); the
    NVIDIA ICD at /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
@@ -16,7 +17,8 @@ Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 5. bench/sums.py in both lanes: the sum kernels the lowering picks against the GEMM path.
 Prints a table of ratios and writes DIR/h200-lanes.json and one log per step. With --sweep: the
 fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS. With
---submits: how often the command stream is submitted (bench/submit_sweep.py), both lanes.
+--submits: how often the command stream is submitted (bench/submit_sweep.py), both lanes. With
+--variants: gemm_tiled written differently, same arithmetic (bench/kernel_variants.py), both lanes.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from gemm_cases import (  # noqa: E402
     SUBMIT_SWEPT,
     SWEPT,
     TRIALS,
+    VARIED,
     WARMUP_SECONDS,
     operands,
 )
@@ -167,6 +170,9 @@ def main() -> int:
     parser.add_argument("--submits", action="store_true",
                         help="when the pending stream is submitted (bench/submit_sweep.py), "
                              "both lanes")
+    parser.add_argument("--variants", action="store_true",
+                        help="gemm_tiled written differently (bench/kernel_variants.py), both "
+                             "lanes")
     parser.add_argument("--icd", default=NVIDIA_ICD)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -220,6 +226,12 @@ def main() -> int:
                                          str(ROOT / "bench/submit_sweep.py"),
                                          "submit_sweep:main"],
                  "native-submits": [sys.executable, str(ROOT / "bench/submit_sweep.py")]}
+    if args.variants:
+        steps = {"dawn-variants": node + ["--module", str(ROOT / "bench/gemm_cases.py"),
+                                          "--module", str(ROOT / "bench/gemm_lane.py"),
+                                          "--module", str(ROOT / "bench/kernel_variants.py"),
+                                          "kernel_variants:main"],
+                 "native-variants": [sys.executable, str(ROOT / "bench/kernel_variants.py")]}
     for step, cmd in steps.items():
         code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
         if step.endswith("fuzz"):
@@ -238,6 +250,8 @@ def main() -> int:
             cases = [c for c in cases if args.quick or c[0] in SWEPT]
         if args.submits:
             cases = [c for c in cases if c[0] in SUBMIT_SWEPT]
+        if args.variants:
+            cases = [c for c in cases if c[0] in VARIED]
         report["torch"] = {"version": torch.__version__, "gpu": torch.cuda.get_device_name(),
                            "rows": time_torch(cases)}
     except Exception as error:  # no torch or no CUDA: the lanes' figures still stand
@@ -249,11 +263,13 @@ def main() -> int:
 
 def print_table(report: dict) -> None:
     cublas = {r["case"]: r["gflops"] for r in report.get("torch", {}).get("rows", [])}
-    for step in ("dawn-sweep", "native-sweep"):
+    for step in ("dawn-sweep", "native-sweep", "dawn-variants", "native-variants"):
         for row in (report.get(step) or {}).get("rows", []):
-            ratio = row["gflops"] / cublas[row["case"]] if cublas.get(row["case"]) else 0
-            print(f"{step:<14}{row['case']:<20}{row['tiles']:<24}{row['gflops']:>10,.0f} GFLOP/s"
-                  f"{ratio:>7.3f} of cuBLAS")
+            base = cublas.get(row["case"])
+            kernel = row.get("kernel_gflops")
+            print(f"{step:<16}{row['case']:<20}{row.get('tiles') or row.get('variant'):<24}"
+                  f"{row['gflops']:>10,.0f} GFLOP/s{row['gflops'] / base if base else 0:>7.3f} "
+                  f"of cuBLAS; kernels {kernel / base if base and kernel else 0:.3f}")
     print(f"\n{'case':<20}{'Dawn GFLOP/s':>14}{'ratio':>7}{'native GFLOP/s':>16}{'ratio':>7}"
           f"{'cuBLAS GFLOP/s':>16}{'kernels alone: Dawn / native ratio':>36}")
     lanes = [report.get("dawn-gemm") or {}, report.get("native-gemm") or {}]
