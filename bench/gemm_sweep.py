@@ -28,9 +28,11 @@ from gemm_lane import POOL, run_cases  # noqa: E402
 Tiles = gemm.Tiles
 # (scalar, big) -> candidates; the cases of that class are timed with each.
 CANDIDATES = {
-    ("f32", True): (Tiles(8, 8, 1), Tiles(8, 16, 1), Tiles(8, 16, 2), Tiles(8, 8, 2)),
-    ("f32", False): (Tiles(4, 16, 2), Tiles(4, 16, 1), Tiles(8, 8, 2)),
-    ("c32", True): (Tiles(4, 8, 1), Tiles(4, 8, 2), Tiles(4, 16, 1)),
+    ("f32", True): (Tiles(8, 8, 8, 1), Tiles(16, 8, 8, 1), Tiles(8, 16, 8, 1),
+                    Tiles(8, 4, 16, 1), Tiles(4, 8, 16, 1), Tiles(4, 4, 16, 2)),
+    ("f32", False): (Tiles(4, 4, 16, 2), Tiles(8, 4, 16, 1), Tiles(4, 8, 16, 1),
+                     Tiles(8, 8, 8, 1)),
+    ("c32", True): (Tiles(4, 4, 8, 1), Tiles(8, 4, 8, 1), Tiles(4, 8, 8, 1), Tiles(8, 8, 8, 1)),
 }
 
 
@@ -60,7 +62,7 @@ async def main(argv: list[str]) -> int:
                 continue
             gemm.GPU_TILES[klass] = (tiles,)
             gemm.lower_dot_general.cache_clear()
-            label = f"TM={tiles.tm} BK={tiles.bk} buffers={tiles.buffers}"
+            label = f"{tiles.tm}x{tiles.tn} BK={tiles.bk} buffers={tiles.buffers}"
             [row] = await run_cases(rt, [case], log=lambda line, label=label:
                                     print(f"{label:<26}{line}", flush=True))
             rows.append({"tiles": label, **row})

@@ -104,8 +104,8 @@ def test_selection_by_profile_and_shape():
                 assert size <= limit
                 fitting = [t for t in GPU_TILES[chosen.scalar, m == 4096]
                            if t.workgroup_bytes(dtype.itemsize) <= limit]
-                assert (chosen.tm, chosen.bk, chosen.buffers) == \
-                    (fitting[0].tm, fitting[0].bk, fitting[0].buffers)
+                assert (chosen.tm, chosen.tn, chosen.bk, chosen.buffers) == \
+                    (fitting[0].tm, fitting[0].tn, fitting[0].bk, fitting[0].buffers)
     with pytest.raises(tw.InvalidArgument, match="kernels"):
         AdapterProfile.of(True, {}, "fast")
 

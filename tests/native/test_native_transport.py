@@ -50,6 +50,33 @@ def test_dot_general_matches_numpy_exactly(rt, dtype):
         np.testing.assert_array_equal(got, want.astype(dtype))
 
 
+@pytest.mark.parametrize("dtype, tiles", [
+    (np.float32, (8, 4, 16, 1)), (np.float32, (4, 8, 16, 1)), (np.float32, (16, 8, 8, 1)),
+    (np.complex64, (8, 4, 8, 1)), (np.complex64, (4, 8, 8, 1)), (np.complex64, (8, 8, 8, 1)),
+])
+def test_every_register_block_shape_of_gemm_tiled(dtype, tiles, monkeypatch):
+    """gemm_tiled takes TM x TN blocks of any whole-vector shape (bench/gemm_sweep.py times
+    them); the table ships square ones, so the other shapes are checked here."""
+    from tenferro_web.lowering import gemm
+
+    scalar = "c32" if dtype == np.complex64 else "f32"
+    for big in (True, False):
+        monkeypatch.setitem(gemm.GPU_TILES, (scalar, big), (gemm.Tiles(*tiles),))
+    gemm.lower_dot_general.cache_clear()
+    rt = tw.WebGpuRuntime.native(kernels="gpu")
+    rng = np.random.default_rng(1)
+    try:
+        for m, n, k in [(130, 70, 37), (64, 200, 9), (257, 129, 100)]:
+            for order in ("F", "C"):
+                a = np.asarray(ints(rng, (m, k), dtype), order=order)
+                b = np.asarray(ints(rng, (k, n), dtype), order=order)
+                got = tw.dot_general(rt.upload(a), rt.upload(b), [1], [0]).download_sync()
+                np.testing.assert_array_equal(got, (a.astype(np.complex128) @ b).astype(dtype))
+    finally:
+        rt.close()
+        gemm.lower_dot_general.cache_clear()
+
+
 def test_copies_and_einsum(rt):
     rng = np.random.default_rng(1)
     x = ints(rng, (40, 33, 3), np.float32)

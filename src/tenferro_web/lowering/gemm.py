@@ -215,15 +215,16 @@ def split_k_chunks(plan: DotGeneralPlan) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Tiles:
-    """gemm_tiled's shape: TM x TM scalars per invocation (tiles of 16*TM rows and columns),
-    BK deep, single- or double-buffered."""
+    """gemm_tiled's shape: TM x TN scalars per invocation (tiles of 16*TM rows and 16*TN
+    columns), BK deep, single- or double-buffered."""
 
     tm: int
+    tn: int
     bk: int
     buffers: int
 
     def workgroup_bytes(self, itemsize: int) -> int:
-        return self.buffers * self.bk * 2 * 16 * self.tm * itemsize
+        return self.buffers * self.bk * 16 * (self.tm + self.tn) * itemsize
 
 
 # Preferred first; the first that fits the device's workgroup memory is used. "big": see
@@ -233,10 +234,10 @@ class Tiles:
 # big f32 outputs (0.58 / 0.69 of cuBLAS through Dawn / wgpu-native), 64 x 64 x 16 for small
 # ones, C32 64 x 64 x 8.
 GPU_TILES: dict[tuple[str, bool], tuple[Tiles, ...]] = {
-    ("f32", True): (Tiles(8, 8, 1),),
-    ("f32", False): (Tiles(4, 16, 2), Tiles(4, 16, 1)),
-    ("c32", True): (Tiles(4, 8, 1),),
-    ("c32", False): (Tiles(4, 8, 1),),
+    ("f32", True): (Tiles(8, 8, 8, 1),),
+    ("f32", False): (Tiles(4, 4, 16, 2), Tiles(4, 4, 16, 1)),
+    ("c32", True): (Tiles(4, 4, 8, 1),),
+    ("c32", False): (Tiles(4, 4, 8, 1),),
 }
 
 
@@ -270,7 +271,7 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
     tiled = not profile.cpu and plan.m >= 64 and plan.n >= 64
     if tiled:
         tiles = gpu_tiles(profile, scalar, plan)
-        tm = tn = tiles.tm
+        tm, tn = tiles.tm, tiles.tn
         bk, buffers = tiles.bk, tiles.buffers
         a_k_fast, b_k_fast = abs(a_access.col_stride) == 1, abs(b_access.row_stride) == 1
         vec_a = scalar == "f32" and a_access.vec4_aligned(a_k_fast)
