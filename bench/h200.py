@@ -4,7 +4,7 @@ cuBLAS in the same run. Self-contained: everything it needs is in the bundle tha
 Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 
     python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick]
-                          [--sweep | --submits | --variants]
+                          [--sweep | --submits | --variants | --host-share]
 
 1. Vulkan: Debian's loader and libglvnd, unpacked into a private folder (LD_LIBRARY_PATH); the
    NVIDIA ICD at /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
@@ -19,6 +19,7 @@ Prints a table of ratios and writes DIR/h200-lanes.json and one log per step. Wi
 fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS. With
 --submits: how often the command stream is submitted (bench/submit_sweep.py), both lanes. With
 --variants: gemm_tiled written differently, same arithmetic (bench/kernel_variants.py), both lanes.
+With --host-share: where a host-bound trial's wall clock goes (bench/host_share.py), both lanes.
 """
 
 from __future__ import annotations
@@ -173,6 +174,9 @@ def main() -> int:
     parser.add_argument("--variants", action="store_true",
                         help="gemm_tiled written differently (bench/kernel_variants.py), both "
                              "lanes")
+    parser.add_argument("--host-share", action="store_true",
+                        help="where a host-bound trial's wall clock goes (bench/host_share.py), "
+                             "both lanes")
     parser.add_argument("--icd", default=NVIDIA_ICD)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -232,11 +236,17 @@ def main() -> int:
                                           "--module", str(ROOT / "bench/kernel_variants.py"),
                                           "kernel_variants:main"],
                  "native-variants": [sys.executable, str(ROOT / "bench/kernel_variants.py")]}
+    if args.host_share:
+        steps = {"dawn-host-share": node + ["--module", str(ROOT / "bench/gemm_cases.py"),
+                                            "--module", str(ROOT / "bench/gemm_lane.py"),
+                                            "--module", str(ROOT / "bench/host_share.py"),
+                                            "host_share:main"],
+                 "native-host-share": [sys.executable, str(ROOT / "bench/host_share.py")]}
     for step, cmd in steps.items():
         code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
         if step.endswith("fuzz"):
             report[step] = fuzz_summary(code, text)
-        elif step.endswith(("sums", "transposes", "families", "submits")):
+        elif step.endswith(("sums", "transposes", "families", "submits", "share")):
             words = ("ms", "lane", "adapter", "worst", "submit at")
             report[step] = {"exit": code, "lines": [line for line in text.splitlines()
                                                     if any(w in line for w in words)]}
@@ -252,6 +262,8 @@ def main() -> int:
             cases = [c for c in cases if c[0] in SUBMIT_SWEPT]
         if args.variants:
             cases = [c for c in cases if c[0] in VARIED]
+        if args.host_share:
+            cases = [c for c in cases if c[0] in ("f32 1024", "f32 2048")]
         report["torch"] = {"version": torch.__version__, "gpu": torch.cuda.get_device_name(),
                            "rows": time_torch(cases)}
     except Exception as error:  # no torch or no CUDA: the lanes' figures still stand
@@ -301,7 +313,8 @@ def print_table(report: dict) -> None:
               + "".join(f"{ours[name] / r:>23.2f}x" if r and ours.get(name) else f"{'-':>24}"
                         for r in rates))
     for step in ("dawn-sums", "native-sums", "dawn-transposes", "native-transposes",
-                 "dawn-families", "native-families", "dawn-submits", "native-submits"):
+                 "dawn-families", "native-families", "dawn-submits", "native-submits",
+                 "dawn-host-share", "native-host-share"):
         print(f"{step}:", *report.get(step, {}).get("lines", []), sep="\n  ")
     for step in ("dawn-fuzz", "native-fuzz"):
         s = report.get(step, {})

@@ -8,6 +8,8 @@
 const OP_DISPATCH = 1; // pipeline, paramOffsetWords, paramCountWords, x, y, z, nBuffers, ids...
 const OP_COPY = 2; //     srcId, srcOffset, dstId, dstOffset, byteLength
 const OP_CLEAR = 3; //    id, offset, byteLength
+// Bind groups kept for reuse (bindGroup); transport/protocol.py has the same number.
+const MAX_BIND_GROUPS = 4096;
 
 // Limits asked for at their adapter maxima: the defaults (128-256 MiB) are far below what
 // adapters offer, and tensors are bounded by these.
@@ -64,6 +66,14 @@ export class DeviceContext {
     this.buffers = new Map();
     this.nextBufferId = 1;
     this.pipelines = [];
+    this.layouts = new Map(); // buffer accesses ("read,read_write") -> the layout they share
+    this.pipelineLayouts = []; // per pipeline id
+    // Bind groups by layout, params size and buffer ids: a dispatch over the same buffers as an
+    // earlier one reuses its group (params come at a dynamic offset). Buffer ids are never
+    // reused, and a destroyed buffer's groups are dropped with it.
+    this.bindGroups = new Map(); // key -> { group, ids }
+    this.bindGroupsOf = new Map(); // buffer id -> Set of keys
+    this.dynamicOffset = new Uint32Array(1);
     this.paramsBuffer = null;
     this.paramsAlign = device.limits.minStorageBufferOffsetAlignment;
     this.lostReason = null;
@@ -133,9 +143,67 @@ export class DeviceContext {
   destroyBuffer(id) {
     const buffer = this.buffers.get(id);
     if (buffer) {
+      for (const key of [...(this.bindGroupsOf.get(id) ?? [])]) this.dropBindGroup(key);
+      this.bindGroupsOf.delete(id);
       buffer.destroy();
       this.buffers.delete(id);
     }
+  }
+
+  // Every kernel binds read-only params at 0 (a dynamic offset into the shared params buffer),
+  // then its buffers; `buffers` lists their accesses, so kernels alike share one layout.
+  layoutFor(buffers) {
+    let layout = this.layouts.get(buffers);
+    if (!layout) {
+      const stage = GPUShaderStage.COMPUTE;
+      const entries = [{
+        binding: 0, visibility: stage, buffer: { type: "read-only-storage", hasDynamicOffset: true },
+      }];
+      buffers.split(",").forEach((access, b) => {
+        if (access !== "read" && access !== "read_write") {
+          throw new BridgeError("gpu", `unknown buffer access ${access}`);
+        }
+        entries.push({
+          binding: b + 1,
+          visibility: stage,
+          buffer: { type: access === "read" ? "read-only-storage" : "storage" },
+        });
+      });
+      const groupLayout = this.device.createBindGroupLayout({ entries });
+      layout = {
+        id: this.layouts.size,
+        groupLayout,
+        pipelineLayout: this.device.createPipelineLayout({ bindGroupLayouts: [groupLayout] }),
+      };
+      this.layouts.set(buffers, layout);
+    }
+    return layout;
+  }
+
+  bindGroup(layout, paramsSize, words, start, count) {
+    let key = `${layout.id}:${paramsSize}`;
+    for (let b = 0; b < count; b++) key += `,${words[start + b]}`;
+    const cached = this.bindGroups.get(key);
+    if (cached) return cached.group;
+    const ids = Array.from(words.subarray(start, start + count));
+    const entries = [{ binding: 0, resource: { buffer: this.paramsBuffer, size: paramsSize } }];
+    ids.forEach((id, b) => entries.push({ binding: b + 1, resource: { buffer: this.buffers.get(id) } }));
+    const group = this.device.createBindGroup({ layout: layout.groupLayout, entries });
+    if (this.bindGroups.size >= MAX_BIND_GROUPS) this.dropBindGroup(this.bindGroups.keys().next().value);
+    this.bindGroups.set(key, { group, ids });
+    for (const id of ids) {
+      let keys = this.bindGroupsOf.get(id);
+      if (!keys) this.bindGroupsOf.set(id, (keys = new Set()));
+      keys.add(key);
+    }
+    return group;
+  }
+
+  dropBindGroup(key) {
+    const entry = this.bindGroups.get(key);
+    if (!entry) return;
+    this.bindGroups.delete(key);
+    for (const id of entry.ids) this.bindGroupsOf.get(id)?.delete(key);
   }
 
   // Upload: one copy, straight from the Python buffer (a view of the wasm heap).
@@ -148,39 +216,45 @@ export class DeviceContext {
     }
   }
 
-  createPipeline(code, label) {
+  createPipeline(code, label, buffers) {
     const device = this.device;
+    const layout = this.layoutFor(buffers);
     device.pushErrorScope("validation");
     const module = device.createShaderModule({ code, label });
     const pipeline = device.createComputePipeline({
       label,
-      layout: "auto",
+      layout: layout.pipelineLayout,
       compute: { module, entryPoint: "main" },
     });
     device.popErrorScope().then((error) => {
       if (error) this.errors.push(`pipeline ${label}: ${error.message}`);
     });
+    return this.addPipeline(pipeline, layout);
+  }
+
+  addPipeline(pipeline, layout) {
     this.pipelines.push(pipeline);
+    this.pipelineLayouts.push(layout);
     return this.pipelines.length - 1;
   }
 
   // A WGSL error is this pipeline's failure, reported here once with the compiler's message:
   // the shader module's error is scoped, or it would also surface later as an uncaptured error
   // and fail whatever op next reaches a barrier.
-  async createPipelineAsync(code, label) {
+  async createPipelineAsync(code, label, buffers) {
     const device = this.device;
+    const layout = this.layoutFor(buffers);
     device.pushErrorScope("validation");
     const module = device.createShaderModule({ code, label });
     const compiled = device.createComputePipelineAsync({
       label,
-      layout: "auto",
+      layout: layout.pipelineLayout,
       compute: { module, entryPoint: "main" },
     });
     const [moduleError, pipeline] = await Promise.allSettled([device.popErrorScope(), compiled]);
     const failure = moduleError.value?.message ?? pipeline.reason?.message ?? pipeline.reason;
     if (failure !== undefined) throw new BridgeError("gpu", `pipeline ${label}: ${failure}`);
-    this.pipelines.push(pipeline.value);
-    return this.pipelines.length - 1;
+    return this.addPipeline(pipeline.value, layout);
   }
 
   // Encode and submit one command stream. `pyCommands` and `pyParams` are Python buffers of
@@ -201,8 +275,11 @@ export class DeviceContext {
     if (params.length > 0) {
       const bytes = params.byteLength;
       if (!this.paramsBuffer || this.paramsBuffer.size < bytes) {
-        // Queue order makes the old buffer safe to drop: earlier submits already hold it.
+        // Queue order makes the old buffer safe to drop: earlier submits already hold it. The
+        // bind groups that bound it go with it.
         if (this.paramsBuffer) this.paramsBuffer.destroy();
+        this.bindGroups.clear();
+        this.bindGroupsOf.clear();
         this.paramsBuffer = device.createBuffer({
           size: Math.max(bytes, 1 << 16),
           usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
@@ -221,15 +298,9 @@ export class DeviceContext {
       const op = words[i];
       if (op === OP_DISPATCH) {
         const pipeline = this.pipelines[words[i + 1]];
-        const entries = [{
-          binding: 0,
-          resource: { buffer: this.paramsBuffer, offset: words[i + 2] * 4, size: words[i + 3] * 4 },
-        }];
         const count = words[i + 7];
-        for (let b = 0; b < count; b++) {
-          entries.push({ binding: b + 1, resource: { buffer: this.buffers.get(words[i + 8 + b]) } });
-        }
-        const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+        const group = this.bindGroup(this.pipelineLayouts[words[i + 1]], words[i + 3] * 4, words,
+          i + 8, count);
         if (!pass) {
           pass = encoder.beginComputePass(timed ? {
             timestampWrites: {
@@ -241,7 +312,8 @@ export class DeviceContext {
           passes += 1;
         }
         pass.setPipeline(pipeline);
-        pass.setBindGroup(0, group);
+        this.dynamicOffset[0] = words[i + 2] * 4;
+        pass.setBindGroup(0, group, this.dynamicOffset, 0, 1);
         pass.dispatchWorkgroups(words[i + 4], words[i + 5], words[i + 6]);
         i += 8 + count;
         continue;

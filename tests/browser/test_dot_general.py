@@ -446,3 +446,42 @@ async def test_kernel_timer_separates_gpu_time_from_host_time(selenium):
     assert timer.seconds <= wall, (timer.seconds, wall)
     tw_testing.assert_same(got, (a_np.astype(np.float64) @ b_np).astype(np.float32))
     tw_testing.assert_same(await d.download(), got.T)
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_bind_groups_are_reused_over_the_same_buffers_and_dropped_with_them(selenium):
+    """js/bridge.mjs keeps a dispatch's bind group while its buffers live (params at a dynamic
+    offset): the same operands into a pooled output reuse it; a destroyed buffer's groups go."""
+    import numpy as np
+    from pyodide.code import run_js
+
+    import tenferro_web as tw
+
+    count = run_js("""(ctx) => {
+      const create = ctx.device.createBindGroup.bind(ctx.device);
+      ctx.created = 0;
+      ctx.device.createBindGroup = (d) => { ctx.created += 1; return create(d); };
+      const live = (group) => group.ids.every((id) => ctx.buffers.has(id));
+      return () => [ctx.created, ctx.bindGroups.size, [...ctx.bindGroups.values()].every(live)];
+    }""")
+    rng = np.random.default_rng(7)
+    a = rng.integers(-4, 5, (70, 9)).astype(np.float32)
+    bs = [rng.integers(-4, 5, (9, n)).astype(np.float32) for n in (66, 130, 260, 520)]
+    for pool in (256 << 20, 0):
+        rt = await tw.WebGpuRuntime.create(kernels="gpu", storage_pool_bytes=pool)
+        counter = count(rt.device.transport._ctx)
+        da, db = rt.upload(a), rt.upload(bs[0])
+        seen = []
+        for b in ([bs[0]] * 4 if pool else bs):
+            out = tw.dot_general(da, db if pool else rt.upload(b), [1], [0])
+            np.testing.assert_array_equal(await out.download(), a @ b)
+            del out
+            created, cached, live_only = counter().to_py()
+            assert live_only
+            seen.append((created, cached))
+        if pool:  # the pool hands the same buffers back: the same groups serve
+            assert seen[0][0] == seen[-1][0] > 0
+        else:  # new buffers each time; the groups of destroyed ones are dropped
+            assert [c for c, _ in seen] == sorted({c for c, _ in seen})
+            assert seen[-1][1] < seen[-1][0]
+        rt.close()

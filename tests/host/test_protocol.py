@@ -7,6 +7,7 @@ from importlib.resources import files
 import pytest
 
 from tenferro_web.transport.protocol import (
+    MAX_BIND_GROUPS,
     OPCODES,
     Clear,
     CommandEncoder,
@@ -24,6 +25,7 @@ def test_bridge_defines_and_decodes_every_opcode_of_the_protocol():
     assert defined == OPCODES
     for name in OPCODES:
         assert re.search(rf"op === {name}\b", BRIDGE), f"bridge.mjs never handles {name}"
+    assert re.search(rf"^const MAX_BIND_GROUPS = {MAX_BIND_GROUPS};$", BRIDGE, re.MULTILINE)
 
 
 def test_decode_inverts_the_encoder():

@@ -19,12 +19,12 @@ class RecordingTransport:
         self.created: list[tuple[int, bool]] = []
         self.destroyed: list[int] = []
 
-    async def create_pipeline_async(self, code, label):
+    async def create_pipeline_async(self, code, label, buffers):
         self.compiles.append(label)
         await asyncio.sleep(0.01)  # a compile takes a while: others ask in the meantime
         return len(self.compiles)
 
-    def create_pipeline(self, code, label):
+    def create_pipeline(self, code, label, buffers):
         self.compiles.append(label)
         return len(self.compiles)
 

@@ -138,6 +138,60 @@ def test_large_ops_are_submitted_at_once_and_small_ones_wait_for_a_readback():
     rt.close()
 
 
+def test_bind_groups_are_reused_over_the_same_buffers_and_dropped_with_them():
+    """A dispatch over the buffers of an earlier one reuses its bind group (params come at a
+    dynamic offset); a destroyed buffer's groups go with it; a grown params buffer drops them
+    all. Results stay exact throughout."""
+    def live_only(transport):
+        return all(set(ids) <= transport._buffers.keys()
+                   for _, ids in transport._bind_groups.values())
+
+    rng = np.random.default_rng(6)
+    a = ints(rng, (70, 9), np.float32)
+    bs = [ints(rng, (9, n), np.float32) for n in (66, 130, 260, 520)]  # four size classes
+    for pool in (256 << 20, 0):  # released buffers kept for reuse, or destroyed
+        rt = tw.WebGpuRuntime.native(kernels="gpu", storage_pool_bytes=pool)
+        transport = rt.device.transport
+        created = []
+        create = transport._device.create_bind_group
+        transport._device.create_bind_group = \
+            lambda created=created, create=create, **kw: (created.append(1), create(**kw))[1]
+        da, db = rt.upload(a), rt.upload(bs[0])
+        counts, cached = [], []
+        for b in ([bs[0]] * 4 if pool else bs):
+            out = tw.dot_general(da, db if pool else rt.upload(b), [1], [0])
+            np.testing.assert_array_equal(out.download_sync(), a @ b)
+            del out
+            counts.append(len(created))
+            cached.append(len(transport._bind_groups))
+            assert live_only(transport)
+        if pool:  # the same buffers come back from the pool: the same groups serve
+            assert counts[0] == counts[-1] > 0
+        else:  # new buffers every time; the groups of destroyed ones are dropped
+            assert counts == sorted(set(counts))
+            assert cached[-1] < counts[-1]
+        rt.close()
+
+    # A stream whose params outgrow the params buffer (a small one stands in for 64 KiB): the
+    # groups that bound the old buffer must go with it.
+    rt = tw.WebGpuRuntime.native(kernels="gpu")
+    transport = rt.device.transport
+    da, db = rt.upload(a), rt.upload(bs[0])
+    transport._bind_groups.clear()
+    transport._bind_groups_of.clear()
+    usage = transport._wgpu.BufferUsage
+    transport._params_buffer = transport._device.create_buffer(
+        size=1024, usage=usage.STORAGE | usage.COPY_DST)
+    np.testing.assert_array_equal(tw.dot_general(da, db, [1], [0]).download_sync(), a @ bs[0])
+    assert transport._params_buffer.size == 1024 and transport._bind_groups
+    outs = [tw.dot_general(da, db, [1], [0]) for _ in range(40)]
+    for out in outs:
+        np.testing.assert_array_equal(out.download_sync(), a @ bs[0])
+    assert transport._params_buffer.size > 1024
+    assert live_only(transport)
+    rt.close()
+
+
 def test_repeated_dot_generals_reuse_their_program_and_still_check_residency():
     """api._DOT_PROGRAMS: a repeated call skips planning and lowering, but a closed runtime or
     operands of two runtimes are refused as on the first call."""

@@ -22,6 +22,8 @@ _PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
 _CONDITION = re.compile(r"^#if ([A-Z0-9_]+)$", re.MULTILINE)
 _INCLUDE = re.compile(r'^#include "([a-z0-9_]+)\.wgsl"$', re.MULTILINE)
 # The trip count: a literal, or literals multiplied and divided left to right (``8u / 4u``).
+_BINDING = re.compile(r"^@group\(0\) @binding\((\d+)\) var<storage, (read|read_write)> (\w+):",
+                      re.MULTILINE)
 _UNROLL = re.compile(r"^[ \t]*// unroll\n[ \t]*for \(var (\w+) = 0u; \1 < (\d+u(?: [*/] \d+u)*); "
                      r"\1\+\+\) \{\n", re.MULTILINE)
 
@@ -64,6 +66,16 @@ def render(key: KernelKey) -> str:
     text = select_branches(_PLACEHOLDER.sub(lambda m: given[m.group(1)], text), given)
     # After substitution an include names one concrete file, e.g. the scalar helpers of a dtype.
     return unroll(expand_includes(text))
+
+
+def buffer_bindings(text: str) -> tuple[str, ...]:
+    """The access ("read" or "read_write") of a rendered kernel's buffers, bindings 1 to n, in
+    order. Binding 0 is always ``params``, read-only, which the transports bind at a dynamic
+    offset of one shared params buffer: the pipeline layout every transport builds."""
+    found = {int(index): (access, name) for index, access, name in _BINDING.findall(text)}
+    if found.get(0) != ("read", "params") or sorted(found) != list(range(len(found))):
+        raise ValueError(f"a kernel binds read-only params at 0, then buffers 1..n: {found}")
+    return tuple(found[i][0] for i in range(1, len(found)))
 
 
 def select_branches(text: str, constants: dict[str, str]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from ..lowering.kernels import KernelKey, render
+from ..lowering.kernels import KernelKey, buffer_bindings, render
 from ..transport.protocol import Transport
 
 
@@ -23,7 +23,9 @@ class PipelineCache:
     def get(self, key: KernelKey) -> int:
         pipeline = self.ready.get(key)
         if pipeline is None:
-            pipeline = self.ready[key] = self.transport.create_pipeline(render(key), key.label)
+            code = render(key)
+            pipeline = self.ready[key] = self.transport.create_pipeline(
+                code, key.label, buffer_bindings(code))
         return pipeline
 
     async def prepare(self, keys: Iterable[KernelKey]) -> None:
@@ -38,8 +40,9 @@ class PipelineCache:
             if compiling is None:
                 compiling = self.compiling[key] = loop.create_future()
                 try:
-                    pipeline = await self.transport.create_pipeline_async(render(key),
-                                                                          key.label)
+                    code = render(key)
+                    pipeline = await self.transport.create_pipeline_async(
+                        code, key.label, buffer_bindings(code))
                 except BaseException as error:
                     compiling.set_exception(error)
                     compiling.exception()  # retrieved: the waiters (if any) re-raise it

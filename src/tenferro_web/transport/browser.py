@@ -101,14 +101,15 @@ class BrowserTransport:
     def write_buffer(self, buffer_id: int, byte_offset: int, data: np.ndarray) -> None:
         self._ctx.writeBuffer(buffer_id, byte_offset, data)
 
-    def create_pipeline(self, code: str, label: str) -> int:
-        return int(self._ctx.createPipeline(code, label))
+    def create_pipeline(self, code: str, label: str, buffers: tuple[str, ...]) -> int:
+        return int(self._ctx.createPipeline(code, label, ",".join(buffers)))
 
-    async def create_pipeline_async(self, code: str, label: str) -> int:
+    async def create_pipeline_async(self, code: str, label: str,
+                                    buffers: tuple[str, ...]) -> int:
         from pyodide.ffi import JsException
 
         try:
-            return int(await self._ctx.createPipelineAsync(code, label))
+            return int(await self._ctx.createPipelineAsync(code, label, ",".join(buffers)))
         except JsException as e:
             raise BackendFailure("pipeline", _js_error_text(e)) from None
 

@@ -15,7 +15,16 @@ from typing import Any, cast
 import numpy as np
 
 from ..errors import BackendFailure, NoAdapterError, OutOfDeviceMemory
-from .protocol import AdapterDescription, Clear, Copy, DeviceErrors, Dispatch, T, decode
+from .protocol import (
+    MAX_BIND_GROUPS,
+    AdapterDescription,
+    Clear,
+    Copy,
+    DeviceErrors,
+    Dispatch,
+    T,
+    decode,
+)
 
 _LIMITS = ("maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroupsPerDimension",
            "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
@@ -40,6 +49,12 @@ class NativeTransport:
         self._buffers: dict[int, Any] = {}
         self._next_id = 1
         self._pipelines: list[Any] = []
+        # As in js/bridge.mjs: one layout per list of buffer accesses (params at binding 0, a
+        # dynamic offset), and bind groups reused while their buffers live (ids never recur).
+        self._layouts: dict[tuple[str, ...], tuple[int, Any, Any]] = {}
+        self._pipeline_layouts: list[tuple[int, Any, Any]] = []
+        self._bind_groups: dict[tuple[int, ...], tuple[Any, tuple[int, ...]]] = {}
+        self._bind_groups_of: dict[int, set[tuple[int, ...]]] = {}
         self._params_buffer = None
         self._lost: str | None = None
         # While kernels are timed: (query set, resolved timestamps buffer, count) per submit.
@@ -100,29 +115,77 @@ class NativeTransport:
     def destroy_buffer(self, buffer_id: int) -> None:
         buffer = self._buffers.pop(buffer_id, None)
         if buffer is not None:
+            for key in list(self._bind_groups_of.pop(buffer_id, ())):
+                self._drop_bind_group(key)
             buffer.destroy()
+
+    def _layout_for(self, buffers: tuple[str, ...]) -> tuple[int, Any, Any]:
+        layout = self._layouts.get(buffers)
+        if layout is None:
+            kind = self._wgpu.BufferBindingType
+            compute = self._wgpu.ShaderStage.COMPUTE
+            entries = [{"binding": 0, "visibility": compute,
+                        "buffer": {"type": kind.read_only_storage, "has_dynamic_offset": True}}]
+            entries += [{"binding": b + 1, "visibility": compute,
+                         "buffer": {"type": kind.read_only_storage if access == "read"
+                                    else kind.storage}}
+                        for b, access in enumerate(buffers)]
+            group_layout = self._device.create_bind_group_layout(entries=entries)
+            layout = self._layouts[buffers] = (
+                len(self._layouts), group_layout,
+                self._device.create_pipeline_layout(bind_group_layouts=[group_layout]))
+        return layout
+
+    def _bind_group(self, layout: tuple[int, Any, Any], params_size: int,
+                    buffer_ids: tuple[int, ...]) -> Any:
+        key = (layout[0], params_size, *buffer_ids)
+        cached = self._bind_groups.get(key)
+        if cached is not None:
+            return cached[0]
+        entries = [{"binding": 0, "resource": {"buffer": self._params_buffer, "offset": 0,
+                                               "size": params_size}}]
+        entries += [{"binding": b + 1, "resource": {"buffer": self._buffers[buffer_id]}}
+                    for b, buffer_id in enumerate(buffer_ids)]
+        group = self._device.create_bind_group(layout=layout[1], entries=entries)
+        if len(self._bind_groups) >= MAX_BIND_GROUPS:
+            self._drop_bind_group(next(iter(self._bind_groups)))
+        self._bind_groups[key] = (group, buffer_ids)
+        for buffer_id in buffer_ids:
+            self._bind_groups_of.setdefault(buffer_id, set()).add(key)
+        return group
+
+    def _drop_bind_group(self, key: tuple[int, ...]) -> None:
+        entry = self._bind_groups.pop(key, None)
+        if entry is not None:
+            for buffer_id in entry[1]:
+                self._bind_groups_of.get(buffer_id, set()).discard(key)
 
     def write_buffer(self, buffer_id: int, byte_offset: int, data: np.ndarray) -> None:
         self._device.queue.write_buffer(self._buffers[buffer_id], byte_offset, data)
 
-    def create_pipeline(self, code: str, label: str) -> int:
+    def create_pipeline(self, code: str, label: str, buffers: tuple[str, ...]) -> int:
+        layout = self._layout_for(buffers)
         try:
             module = self._device.create_shader_module(code=code, label=label)
             pipeline = self._device.create_compute_pipeline(
-                layout="auto", compute={"module": module, "entry_point": "main"}, label=label)
+                layout=layout[2], compute={"module": module, "entry_point": "main"}, label=label)
         except Exception as e:
             raise BackendFailure("pipeline", f"{label}: {e}") from None
         self._pipelines.append(pipeline)
+        self._pipeline_layouts.append(layout)
         return len(self._pipelines) - 1
 
-    async def create_pipeline_async(self, code: str, label: str) -> int:
-        return self.create_pipeline(code, label)
+    async def create_pipeline_async(self, code: str, label: str,
+                                    buffers: tuple[str, ...]) -> int:
+        return self.create_pipeline(code, label, buffers)
 
     def submit(self, commands: array[int], params: array[int]) -> None:
         device = self._device
         words = np.frombuffer(params, np.uint32)
         if words.size:
             if self._params_buffer is None or self._params_buffer.size < words.nbytes:
+                self._bind_groups.clear()  # they bound the old params buffer
+                self._bind_groups_of.clear()
                 self._params_buffer = device.create_buffer(
                     size=max(words.nbytes, 1 << 16),
                     usage=self._wgpu.BufferUsage.STORAGE | self._wgpu.BufferUsage.COPY_DST)
@@ -142,13 +205,8 @@ class NativeTransport:
         for command in commands_list:
             if isinstance(command, Dispatch):
                 pipeline = self._pipelines[command.pipeline]
-                entries = [{"binding": 0, "resource": {
-                    "buffer": self._params_buffer, "offset": command.params_offset * 4,
-                    "size": command.params_count * 4}}]
-                entries += [{"binding": b + 1, "resource": {"buffer": self._buffers[buffer_id]}}
-                            for b, buffer_id in enumerate(command.buffers)]
-                group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0),
-                                                 entries=entries)
+                group = self._bind_group(self._pipeline_layouts[command.pipeline],
+                                         command.params_count * 4, tuple(command.buffers))
                 if compute is None:
                     compute = encoder.begin_compute_pass(timestamp_writes=None if query_set is None
                                                          else {"query_set": query_set,
@@ -158,7 +216,7 @@ class NativeTransport:
                                                                    2 * passes + 1})
                     passes += 1
                 compute.set_pipeline(pipeline)
-                compute.set_bind_group(0, group)
+                compute.set_bind_group(0, group, [command.params_offset * 4])
                 compute.dispatch_workgroups(*command.grid)
                 continue
             if compute is not None:

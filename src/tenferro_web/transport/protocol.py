@@ -22,6 +22,9 @@ OP_DISPATCH = 1  # pipeline, params offset (words), params count, x, y, z, n buf
 OP_COPY = 2  # src id, src offset, dst id, dst offset, byte length
 OP_CLEAR = 3  # id, offset, byte length
 OPCODES = {"OP_DISPATCH": OP_DISPATCH, "OP_COPY": OP_COPY, "OP_CLEAR": OP_CLEAR}
+# Bind groups a transport keeps for reuse (a dispatch over the buffers of an earlier one reuses
+# its group): enough for the buffers of a long op chain. js/bridge.mjs has the same number.
+MAX_BIND_GROUPS = 4096
 
 T = TypeVar("T")
 
@@ -145,9 +148,14 @@ class Transport(Protocol):
 
     def write_buffer(self, buffer_id: int, byte_offset: int, data: np.ndarray) -> None: ...
 
-    def create_pipeline(self, code: str, label: str) -> int: ...
+    def create_pipeline(self, code: str, label: str, buffers: tuple[str, ...]) -> int:
+        """A compute pipeline whose layout binds read-only params at binding 0 with a dynamic
+        offset, then ``buffers`` ("read" / "read_write") at 1..n; a dispatch's bind group is
+        reused while its buffers are alive (kernels.buffer_bindings)."""
+        ...
 
-    async def create_pipeline_async(self, code: str, label: str) -> int: ...
+    async def create_pipeline_async(self, code: str, label: str,
+                                    buffers: tuple[str, ...]) -> int: ...
 
     def submit(self, commands: array[int], params: array[int]) -> None: ...
 
