@@ -157,7 +157,9 @@ export class DeviceContext {
     if (!layout) {
       const stage = GPUShaderStage.COMPUTE;
       const entries = [{
-        binding: 0, visibility: stage, buffer: { type: "read-only-storage", hasDynamicOffset: true },
+        binding: 0,
+        visibility: stage,
+        buffer: { type: "read-only-storage", hasDynamicOffset: true },
       }];
       buffers.split(",").forEach((access, b) => {
         if (access !== "read" && access !== "read_write") {
@@ -187,9 +189,13 @@ export class DeviceContext {
     if (cached) return cached.group;
     const ids = Array.from(words.subarray(start, start + count));
     const entries = [{ binding: 0, resource: { buffer: this.paramsBuffer, size: paramsSize } }];
-    ids.forEach((id, b) => entries.push({ binding: b + 1, resource: { buffer: this.buffers.get(id) } }));
+    ids.forEach((id, b) => {
+      entries.push({ binding: b + 1, resource: { buffer: this.buffers.get(id) } });
+    });
     const group = this.device.createBindGroup({ layout: layout.groupLayout, entries });
-    if (this.bindGroups.size >= MAX_BIND_GROUPS) this.dropBindGroup(this.bindGroups.keys().next().value);
+    if (this.bindGroups.size >= MAX_BIND_GROUPS) {
+      this.dropBindGroup(this.bindGroups.keys().next().value); // the oldest
+    }
     this.bindGroups.set(key, { group, ids });
     for (const id of ids) {
       let keys = this.bindGroupsOf.get(id);
