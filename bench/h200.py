@@ -166,17 +166,17 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/tenferro-h200"))
     parser.add_argument("--fuzz", type=int, default=500, help="fuzz cases per lane")
     parser.add_argument("--quick", action="store_true", help="small GEMM cases (a smoke run)")
-    parser.add_argument("--sweep", action="store_true",
-                        help="gemm_tiled's tile candidates (bench/gemm_sweep.py) and the fuzz only")
-    parser.add_argument("--submits", action="store_true",
-                        help="when the pending stream is submitted (bench/submit_sweep.py), "
-                             "both lanes")
-    parser.add_argument("--variants", action="store_true",
-                        help="gemm_tiled written differently (bench/kernel_variants.py), both "
-                             "lanes")
-    parser.add_argument("--host-share", action="store_true",
-                        help="where a host-bound trial's wall clock goes (bench/host_share.py), "
-                             "both lanes")
+    mode = parser.add_mutually_exclusive_group()  # one kind of run per call
+    mode.add_argument("--sweep", action="store_true",
+                      help="gemm_tiled's tile candidates (bench/gemm_sweep.py) and the fuzz only")
+    mode.add_argument("--submits", action="store_true",
+                      help="when the pending stream is submitted (bench/submit_sweep.py), both "
+                           "lanes")
+    mode.add_argument("--variants", action="store_true",
+                      help="gemm_tiled written differently (bench/kernel_variants.py), both lanes")
+    mode.add_argument("--host-share", action="store_true",
+                      help="where a host-bound trial's wall clock goes (bench/host_share.py), "
+                           "both lanes")
     parser.add_argument("--icd", default=NVIDIA_ICD)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
