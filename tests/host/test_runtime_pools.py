@@ -16,12 +16,18 @@ from tenferro_web.runtime.pipelines import PipelineCache
 class RecordingTransport:
     def __init__(self):
         self.compiles: list[str] = []
+        self.in_flight = self.most_in_flight = 0
         self.created: list[tuple[int, bool]] = []
         self.destroyed: list[int] = []
 
     async def create_pipeline_async(self, code, label, buffers):
         self.compiles.append(label)
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
         await asyncio.sleep(0.01)  # a compile takes a while: others ask in the meantime
+        self.in_flight -= 1
+        if "fail" in code:
+            raise RuntimeError(f"{label} does not compile")
         return len(self.compiles)
 
     def create_pipeline(self, code, label, buffers):
@@ -48,6 +54,23 @@ def test_concurrent_requests_for_one_kernel_share_one_compile():
     asyncio.run(main())
     assert sorted(transport.compiles) == sorted([a.label, b.label])
     assert cache.get(a) == cache.ready[a] and len(transport.compiles) == 2
+    assert transport.most_in_flight == 2  # a program's kernels compile side by side
+
+
+def test_a_failed_compile_is_raised_after_the_others_settle(monkeypatch):
+    from tenferro_web.runtime import pipelines
+
+    transport = RecordingTransport()
+    cache = PipelineCache(transport)
+    good = KernelKey.of("copy_strided", ELEM="u32")
+    bad = KernelKey.of("copy_strided_bytes")
+    shipped = pipelines.render
+    monkeypatch.setattr(pipelines, "render",
+                        lambda key: shipped(key) + ("// fail" if key == bad else ""))
+    with pytest.raises(RuntimeError, match="does not compile"):
+        asyncio.run(cache.prepare([good, bad]))
+    # The good kernel is ready, nothing is left compiling, and the bad one is not cached.
+    assert good in cache.ready and bad not in cache.ready and not cache.compiling
 
 
 def test_staging_buffers_are_capped_least_recently_used_first():

@@ -1,7 +1,8 @@
 """Compute pipelines of one runtime, by kernel key: each compiled once.
 
-``prepare`` compiles off the page's main thread (``createComputePipelineAsync``), and
-concurrent requests for one kernel (two einsums awaited together, say) share one compile.
+``prepare`` compiles off the page's main thread (``createComputePipelineAsync``), a program's
+kernels side by side, and concurrent requests for one kernel (two einsums awaited together,
+say) share one compile.
 ``get`` compiles synchronously what was not prepared.
 """
 
@@ -29,27 +30,35 @@ class PipelineCache:
         return pipeline
 
     async def prepare(self, keys: Iterable[KernelKey]) -> None:
+        """Compile what is missing, all at once: the browser compiles them side by side."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # driven without an event loop (a native blocking call)
             for key in keys:
                 self.get(key)
             return
-        for key in sorted(set(keys) - self.ready.keys(), key=str):
-            compiling = self.compiling.get(key)
-            if compiling is None:
-                compiling = self.compiling[key] = loop.create_future()
-                try:
-                    code = render(key)
-                    pipeline = await self.transport.create_pipeline_async(
-                        code, key.label, buffer_bindings(code))
-                except BaseException as error:
-                    compiling.set_exception(error)
-                    compiling.exception()  # retrieved: the waiters (if any) re-raise it
-                    raise
-                finally:
-                    del self.compiling[key]
-                self.ready[key] = pipeline
-                compiling.set_result(pipeline)
-            else:
-                await compiling
+        missing = sorted(set(keys) - self.ready.keys(), key=str)
+        outcomes = await asyncio.gather(*(self._compile(key, loop) for key in missing),
+                                        return_exceptions=True)
+        for outcome in outcomes:  # every compile has settled; the first failure is raised
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    async def _compile(self, key: KernelKey, loop: asyncio.AbstractEventLoop) -> None:
+        compiling = self.compiling.get(key)
+        if compiling is not None:  # requested already: share that compile
+            await compiling
+            return
+        compiling = self.compiling[key] = loop.create_future()
+        try:
+            code = render(key)
+            pipeline = await self.transport.create_pipeline_async(
+                code, key.label, buffer_bindings(code))
+        except BaseException as error:
+            compiling.set_exception(error)
+            compiling.exception()  # retrieved: the waiters (if any) re-raise it
+            raise
+        finally:
+            del self.compiling[key]
+        self.ready[key] = pipeline
+        compiling.set_result(pipeline)
