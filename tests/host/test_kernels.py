@@ -6,7 +6,13 @@ from importlib.resources import files
 import pytest
 
 import tenferro_web as tw
-from tenferro_web.lowering.kernels import KernelKey, kernel_source, render, unroll
+from tenferro_web.lowering.kernels import (
+    KernelKey,
+    buffer_bindings,
+    kernel_source,
+    render,
+    unroll,
+)
 
 
 def test_rendering_substitutes_and_includes():
@@ -165,3 +171,11 @@ def test_every_kernel_variant_renders_to_one_self_contained_module():
         assert "#include" not in text and "{{" not in text and "// unroll" not in text
         assert text.count("fn workgroup_index(") == 1, key  # grid.wgsl pasted exactly once
         assert text.count("fn main(") == 1
+        # The layout every transport builds: params, then inputs read, the output written.
+        *inputs, output = buffer_bindings(text)
+        assert inputs and set(inputs) == {"read"} and output == "read_write", key
+    with pytest.raises(ValueError, match="params at 0"):
+        buffer_bindings(render(variants[0]).replace("@binding(0) var<storage, read> params",
+                                                    "@binding(0) var<storage, read> extra"))
+    with pytest.raises(ValueError, match="params at 0"):
+        buffer_bindings(render(variants[0]).replace("@binding(2)", "@binding(3)"))

@@ -21,9 +21,9 @@ from importlib.resources import files
 _PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
 _CONDITION = re.compile(r"^#if ([A-Z0-9_]+)$", re.MULTILINE)
 _INCLUDE = re.compile(r'^#include "([a-z0-9_]+)\.wgsl"$', re.MULTILINE)
-# The trip count: a literal, or literals multiplied and divided left to right (``8u / 4u``).
 _BINDING = re.compile(r"^@group\(0\) @binding\((\d+)\) var<storage, (read|read_write)> (\w+):",
                       re.MULTILINE)
+# The trip count: a literal, or literals multiplied and divided left to right (``8u / 4u``).
 _UNROLL = re.compile(r"^[ \t]*// unroll\n[ \t]*for \(var (\w+) = 0u; \1 < (\d+u(?: [*/] \d+u)*); "
                      r"\1\+\+\) \{\n", re.MULTILINE)
 
