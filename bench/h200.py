@@ -193,6 +193,15 @@ def main() -> int:
         return node + ["--module", str(ROOT / "bench/timing.py"), "--module",
                        str(ROOT / f"bench/{name}.py"), f"{name}:main"]
 
+    def with_gemm_lane(name: str, *extra: str) -> list[str]:
+        """A benchmark built on bench/gemm_lane.py in Pyodide on Node.js + Dawn."""
+        return node + ["--module", str(ROOT / "bench/gemm_cases.py"), "--module",
+                       str(ROOT / "bench/gemm_lane.py"), "--module", str(ROOT / f"bench/{name}.py"),
+                       f"{name}:main", *extra]
+
+    def native(name: str, *extra: str) -> list[str]:
+        return [sys.executable, str(ROOT / f"bench/{name}.py"), *extra]
+
     fuzz_args = ["--seed", str(FUZZ_SEED), "--count", str(args.fuzz)]
     report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv)}
     try:
@@ -207,41 +216,29 @@ def main() -> int:
         "dawn-gemm": node + ["--module", str(ROOT / "bench/gemm_cases.py"), "--module",
                              str(ROOT / "bench/gemm_lane.py"), "gemm_lane:main", *gemm_args],
         "native-fuzz": [sys.executable, str(ROOT / "tools/fuzz.py"), *fuzz_args],
-        "native-gemm": [sys.executable, str(ROOT / "bench/gemm_lane.py"), *gemm_args],
+        "native-gemm": native("gemm_lane", *gemm_args),
         "dawn-sums": per_op("sums"),
         "peers-gemm": [*node[:2], str(ROOT / "bench/peers_lane.mjs"),
                        json.dumps(QUICK if args.quick else CASES)],
-        "native-sums": [sys.executable, str(ROOT / "bench/sums.py")],
+        "native-sums": native("sums"),
     }
     if args.sweep:
-        dawn_sweep = node + ["--module", str(ROOT / "bench/gemm_cases.py"), "--module",
-                             str(ROOT / "bench/gemm_lane.py"), "--module",
-                             str(ROOT / "bench/gemm_sweep.py"), "gemm_sweep:main", *gemm_args]
         steps = {"dawn-fuzz": steps["dawn-fuzz"], "native-fuzz": steps["native-fuzz"],
-                 "dawn-sweep": dawn_sweep,
-                 "native-sweep": [sys.executable, str(ROOT / "bench/gemm_sweep.py"), *gemm_args],
+                 "dawn-sweep": with_gemm_lane("gemm_sweep", *gemm_args),
+                 "native-sweep": native("gemm_sweep", *gemm_args),
                  "dawn-transposes": per_op("transpose_sweep"),
-                 "native-transposes": [sys.executable, str(ROOT / "bench/transpose_sweep.py")],
+                 "native-transposes": native("transpose_sweep"),
                  "dawn-families": per_op("families"),
-                 "native-families": [sys.executable, str(ROOT / "bench/families.py")]}
+                 "native-families": native("families")}
     if args.submits:
-        steps = {"dawn-submits": node + ["--module", str(ROOT / "bench/gemm_cases.py"),
-                                         "--module", str(ROOT / "bench/gemm_lane.py"), "--module",
-                                         str(ROOT / "bench/submit_sweep.py"),
-                                         "submit_sweep:main"],
-                 "native-submits": [sys.executable, str(ROOT / "bench/submit_sweep.py")]}
+        steps = {"dawn-submits": with_gemm_lane("submit_sweep"),
+                 "native-submits": native("submit_sweep")}
     if args.variants:
-        steps = {"dawn-variants": node + ["--module", str(ROOT / "bench/gemm_cases.py"),
-                                          "--module", str(ROOT / "bench/gemm_lane.py"),
-                                          "--module", str(ROOT / "bench/kernel_variants.py"),
-                                          "kernel_variants:main"],
-                 "native-variants": [sys.executable, str(ROOT / "bench/kernel_variants.py")]}
+        steps = {"dawn-variants": with_gemm_lane("kernel_variants"),
+                 "native-variants": native("kernel_variants")}
     if args.host_share:
-        steps = {"dawn-host-share": node + ["--module", str(ROOT / "bench/gemm_cases.py"),
-                                            "--module", str(ROOT / "bench/gemm_lane.py"),
-                                            "--module", str(ROOT / "bench/host_share.py"),
-                                            "host_share:main"],
-                 "native-host-share": [sys.executable, str(ROOT / "bench/host_share.py")]}
+        steps = {"dawn-host-share": with_gemm_lane("host_share"),
+                 "native-host-share": native("host_share")}
     for step, cmd in steps.items():
         code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
         if step.endswith("fuzz"):
