@@ -226,16 +226,17 @@ export class DeviceContext {
     const device = this.device;
     const layout = this.layoutFor(buffers);
     device.pushErrorScope("validation");
-    const module = device.createShaderModule({ code, label });
-    const pipeline = device.createComputePipeline({
-      label,
-      layout: layout.pipelineLayout,
-      compute: { module, entryPoint: "main" },
-    });
+    const pipeline = device.createComputePipeline(this.pipelineDescriptor(code, label, layout));
     device.popErrorScope().then((error) => {
       if (error) this.errors.push(`pipeline ${label}: ${error.message}`);
     });
     return this.addPipeline(pipeline, layout);
+  }
+
+  // Called inside the caller's validation scope: the shader module's errors are the pipeline's.
+  pipelineDescriptor(code, label, layout) {
+    const module = this.device.createShaderModule({ code, label });
+    return { label, layout: layout.pipelineLayout, compute: { module, entryPoint: "main" } };
   }
 
   addPipeline(pipeline, layout) {
@@ -251,12 +252,8 @@ export class DeviceContext {
     const device = this.device;
     const layout = this.layoutFor(buffers);
     device.pushErrorScope("validation");
-    const module = device.createShaderModule({ code, label });
-    const compiled = device.createComputePipelineAsync({
-      label,
-      layout: layout.pipelineLayout,
-      compute: { module, entryPoint: "main" },
-    });
+    const descriptor = this.pipelineDescriptor(code, label, layout);
+    const compiled = device.createComputePipelineAsync(descriptor);
     const [moduleError, pipeline] = await Promise.allSettled([device.popErrorScope(), compiled]);
     const failure = moduleError.value?.message ?? pipeline.reason?.message ?? pipeline.reason;
     if (failure !== undefined) throw new BridgeError("gpu", `pipeline ${label}: ${failure}`);
