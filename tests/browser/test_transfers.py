@@ -29,6 +29,29 @@ async def test_round_trip_every_dtype_and_shape(selenium, dtype):
             assert back.flags.f_contiguous
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_row_major_uploads_are_reordered_on_the_host_when_small_and_on_the_gpu_when_large(
+        selenium, dtype):
+    import numpy as np
+
+    import tenferro_web as tw
+    import tw_testing
+    from tenferro_web.planning.copy_plan import COPY_DTYPES
+    from tenferro_web.runtime.device import HOST_REORDER_ELEMENTS
+
+    rt = await tw_testing.runtime()
+    rng = np.random.default_rng(11)
+    rows = HOST_REORDER_ELEMENTS // 64
+    for shape, on_gpu in [((rows, 64), False), ((rows + 1, 64), True),
+                          ((3, rows // 3 + 1, 64), True)]:
+        host = np.ascontiguousarray(tw_testing.sample(rng, shape, dtype))
+        with tw_testing.calls_to(rt.device, "execute") as kernels:
+            t = rt.upload(host)
+        assert len(kernels) == (on_gpu and tw.DType.from_numpy(dtype) in COPY_DTYPES), shape
+        tw_testing.assert_same(await t.download(), host)
+
+
 @run_in_pyodide(packages=["tenferro-web"])
 async def test_upload_accepts_non_contiguous_and_big_endian_views(selenium):
     import numpy as np

@@ -102,6 +102,28 @@ def test_transfers_of_every_dtype(rt):
         np.testing.assert_array_equal(rt.upload(host).download_sync(), host)
 
 
+def test_row_major_uploads_are_reordered_on_the_host_when_small_and_on_the_gpu_when_large(rt):
+    from tenferro_web.runtime.device import HOST_REORDER_ELEMENTS
+
+    rng = np.random.default_rng(3)
+    rows = HOST_REORDER_ELEMENTS // 64
+    executed = []
+    real = rt.device.execute
+    rt.device.execute = lambda *args: executed.append(args[0]) or real(*args)
+    try:
+        for dtype in (np.float32, np.int32, np.complex64, np.bool_, np.float64):
+            for shape, on_gpu in [((rows, 64), False), ((rows + 1, 64), True),
+                                  ((2, rows // 2 + 1, 64), True)]:
+                host = (rng.random(shape) * 100).astype(dtype)
+                executed.clear()
+                t = rt.upload(host)
+                assert executed == (["upload"] if on_gpu and dtype != np.float64 else []), \
+                    (dtype, shape)  # f64 has no copy kernel: always on the host
+                np.testing.assert_array_equal(t.download_sync(), host)
+    finally:
+        del rt.device.execute
+
+
 def test_numpy_valid_arguments_and_bad_host_data(rt):
     rng = np.random.default_rng(3)
     a, b = ints(rng, (3, 4), np.float32), ints(rng, (4, 5), np.float32)

@@ -52,6 +52,11 @@ MAX_PENDING_DISPATCHES = 512
 # while Python enqueues the next ones instead of waiting for the readback (a 1024^3 GEMM is
 # 256 workgroups; a chain of small ops stays one submit).
 SUBMIT_WORKGROUPS = 1024
+# A row-major upload of more elements than this is reordered into column-major storage by a
+# copy kernel on the GPU; a smaller one by numpy on the host, where it costs less than the
+# kernel's dispatch (about 2 us per 1000 elements in Pyodide, 64^2 in 22 us) and its first
+# compile (5-10 ms on SwiftShader).
+HOST_REORDER_ELEMENTS = 1 << 16
 
 _domain_ids = itertools.count(1)
 _runtime_tokens = itertools.count(1)
@@ -278,7 +283,7 @@ class Device:
         if host.dtype != dtype.numpy:
             host = host.astype(dtype.numpy)  # big-endian input
         if host.ndim >= 2 and host.flags.c_contiguous and not host.flags.f_contiguous \
-                and dtype in COPY_DTYPES:
+                and dtype in COPY_DTYPES and host.size > HOST_REORDER_ELEMENTS:
             # Row-major bytes are the column-major tensor of the reversed shape: send them as
             # they are and reorder once, on the GPU.
             raw = self.allocate(op, dtype, host.shape[::-1], for_upload=True)
