@@ -4,7 +4,7 @@ cuBLAS in the same run. Self-contained: everything it needs is in the bundle tha
 Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 
     python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick]
-                          [--sweep | --submits | --variants | --host-share]
+                          [--sweep | --submits | --variants | --host-share | --toggles]
 
 1. Vulkan: Debian's loader and libglvnd, unpacked into a private folder (LD_LIBRARY_PATH); the
    NVIDIA ICD at /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
@@ -20,6 +20,8 @@ fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) agai
 --submits: how often the command stream is submitted (bench/submit_sweep.py), both lanes. With
 --variants: gemm_tiled written differently, same arithmetic (bench/kernel_variants.py), both lanes.
 With --host-share: where a host-bound trial's wall clock goes (bench/host_share.py), both lanes.
+With --toggles: the shipped gemm_tiled through Dawn under each of Dawn's device toggles that bear
+on a compute kernel (choices a page cannot make), beside wgpu-native.
 """
 
 from __future__ import annotations
@@ -53,6 +55,21 @@ from gemm_cases import (  # noqa: E402
 
 NVIDIA_ICD = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"
 FUZZ_SEED = 20261205
+# Dawn's choices for a compute kernel that a page cannot change, each undone alone and all
+# together (TENFERRO_DAWN_OPTIONS, tools/dawn_host.mjs): where does Tint's compile of gemm_tiled
+# lose to naga's? Default on: SPIR-V's Vulkan memory model, robustBufferAccess2, index clamps,
+# zeroed workgroup memory, div/mod polyfills.
+DAWN_TOGGLE_SETS = {
+    "default": "",
+    "no-vulkan-memory-model": "disable-dawn-features=use_vulkan_memory_model",
+    "robust-buffer-access-1": "disable-dawn-features=vulkan_use_buffer_robust_access_2",
+    "no-index-clamps": "enable-dawn-features=disable_robustness",
+    "no-workgroup-zeroing": "enable-dawn-features=disable_workgroup_init",
+    "no-div-mod-polyfill": "enable-dawn-features=disable_polyfills_on_integer_div_and_mod",
+    "all-five": "enable-dawn-features=disable_robustness,disable_workgroup_init,"
+                "disable_polyfills_on_integer_div_and_mod "
+                "disable-dawn-features=use_vulkan_memory_model,vulkan_use_buffer_robust_access_2",
+}
 
 
 
@@ -177,6 +194,8 @@ def main() -> int:
     mode.add_argument("--host-share", action="store_true",
                       help="where a host-bound trial's wall clock goes (bench/host_share.py), "
                            "both lanes")
+    mode.add_argument("--toggles", action="store_true",
+                      help="the shipped gemm_tiled under Dawn's toggles (DAWN_TOGGLE_SETS)")
     parser.add_argument("--icd", default=NVIDIA_ICD)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -239,8 +258,17 @@ def main() -> int:
     if args.host_share:
         steps = {"dawn-host-share": with_gemm_lane("host_share"),
                  "native-host-share": native("host_share")}
+    step_options: dict[str, str] = {}  # TENFERRO_DAWN_OPTIONS per step
+    if args.toggles:
+        shipped = ("--variants", "as-is")
+        steps = {f"dawn-toggles-{label}": with_gemm_lane("kernel_variants", *shipped)
+                 for label in DAWN_TOGGLE_SETS}
+        step_options = {f"dawn-toggles-{label}": options
+                        for label, options in DAWN_TOGGLE_SETS.items()}
+        steps["native-variants"] = native("kernel_variants", *shipped)
     for step, cmd in steps.items():
-        code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
+        step_env = {**env, "TENFERRO_DAWN_OPTIONS": step_options.get(step, "")}
+        code, text = run_logged(cmd, step_env, args.out / f"{step}.log", timeout=240)
         if step.endswith("fuzz"):
             report[step] = fuzz_summary(code, text)
         elif step.endswith(("sums", "transposes", "families", "submits", "share")):
@@ -257,7 +285,7 @@ def main() -> int:
             cases = [c for c in cases if args.quick or c[0] in SWEPT]
         if args.submits:
             cases = [c for c in cases if c[0] in SUBMIT_SWEPT]
-        if args.variants:
+        if args.variants or args.toggles:
             cases = [c for c in cases if c[0] in VARIED]
         if args.host_share:
             cases = [c for c in cases if c[0] in ("f32 1024", "f32 2048")]
@@ -272,11 +300,14 @@ def main() -> int:
 
 def print_table(report: dict) -> None:
     cublas = {r["case"]: r["gflops"] for r in report.get("torch", {}).get("rows", [])}
-    for step in ("dawn-sweep", "native-sweep", "dawn-variants", "native-variants"):
+    toggled = [step for step in report if step.startswith("dawn-toggles")]
+    for step in ("dawn-sweep", "native-sweep", "dawn-variants", *toggled, "native-variants"):
         for row in (report.get(step) or {}).get("rows", []):
             base = cublas.get(row["case"])
             kernel = row.get("kernel_gflops")
-            print(f"{step:<16}{row['case']:<20}{row.get('tiles') or row.get('variant'):<24}"
+            label = step.removeprefix("dawn-toggles-") if step in toggled else \
+                row.get("tiles") or row.get("variant")
+            print(f"{step[:15]:<16}{row['case']:<20}{label:<24}"
                   f"{row['gflops']:>10,.0f} GFLOP/s{row['gflops'] / base if base else 0:>7.3f} "
                   f"of cuBLAS; kernels {kernel / base if base and kernel else 0:.3f}")
     print(f"\n{'case':<20}{'Dawn GFLOP/s':>14}{'ratio':>7}{'native GFLOP/s':>16}{'ratio':>7}"
