@@ -79,7 +79,9 @@ export class DeviceContext {
     this.lostReason = null;
     this.errors = [];
     this.outOfMemory = []; // [bufferId, message] of allocations the device refused
-    this.allocations = []; // their error scopes, until a barrier has awaited them
+    this.rejected = []; // [stream, message] of submits the device rejected
+    this.brokenPipelines = []; // [pipelineId, message] of pipelines it could not create
+    this.scopes = []; // the error scopes of all three, until a barrier has awaited them
     this.timing = null; // while kernels are timed: [{ querySet, readback, count }] per submit
     device.lost.then((info) => {
       this.lostReason = `${info.reason}: ${info.message}`;
@@ -111,15 +113,21 @@ export class DeviceContext {
   // refused allocations) and the loss reason; Python turns them into typed exceptions at its
   // sync points.
   takeErrors() {
-    const state = { lost: this.lostReason, errors: this.errors, outOfMemory: this.outOfMemory };
+    const state = {
+      lost: this.lostReason, errors: this.errors, outOfMemory: this.outOfMemory,
+      rejected: this.rejected, brokenPipelines: this.brokenPipelines,
+    };
     this.errors = [];
     this.outOfMemory = [];
+    this.rejected = [];
+    this.brokenPipelines = [];
     return state;
   }
 
   // Allocation answers asynchronously: an out-of-memory error scope around each new buffer
   // records a refusal by id, and every barrier awaits the scopes opened before it, so Python
-  // learns of a refusal at the first sync point after the allocation.
+  // learns of a refusal at the first sync point after the allocation (likewise pipelines
+  // created synchronously and submits, in validation scopes).
   createBuffer(byteLength, staging) {
     const usage = staging
       ? GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST
@@ -127,16 +135,21 @@ export class DeviceContext {
     const id = this.nextBufferId++;
     this.device.pushErrorScope("out-of-memory");
     this.buffers.set(id, this.device.createBuffer({ size: byteLength, usage }));
-    this.allocations.push(this.device.popErrorScope().then(
-      (error) => { if (error) this.outOfMemory.push([id, error.message]); },
-      () => {}, // a lost device rejects the scope; device.lost reports that
-    ));
+    this.answer(this.outOfMemory, id);
     return id;
   }
 
-  async allocationsAnswered() {
-    const pending = this.allocations;
-    this.allocations = [];
+  // Pops the innermost error scope; its error, if any, is recorded in `list` under `key`.
+  answer(list, key, prefix = "") {
+    this.scopes.push(this.device.popErrorScope().then(
+      (error) => { if (error) list.push([key, prefix + error.message]); },
+      () => {}, // a lost device rejects the scope; device.lost reports that
+    ));
+  }
+
+  async scopesAnswered() {
+    const pending = this.scopes;
+    this.scopes = [];
     await Promise.all(pending);
   }
 
@@ -222,15 +235,16 @@ export class DeviceContext {
     }
   }
 
+  // A pipeline the device cannot create is answered at the next barrier (brokenPipelines), and
+  // so is each submit that used it (rejected).
   createPipeline(code, label, buffers) {
     const device = this.device;
     const layout = this.layoutFor(buffers);
     device.pushErrorScope("validation");
     const pipeline = device.createComputePipeline(this.pipelineDescriptor(code, label, layout));
-    device.popErrorScope().then((error) => {
-      if (error) this.errors.push(`pipeline ${label}: ${error.message}`);
-    });
-    return this.addPipeline(pipeline, layout);
+    const id = this.addPipeline(pipeline, layout);
+    this.answer(this.brokenPipelines, id, `pipeline ${label}: `);
+    return id;
   }
 
   // Called inside the caller's validation scope: the shader module's errors are the pipeline's.
@@ -262,12 +276,16 @@ export class DeviceContext {
 
   // Encode and submit one command stream. `pyCommands` and `pyParams` are Python buffers of
   // uint32 words; params are laid out by Python at `paramsAlign`-byte boundaries.
-  submit(pyCommands, pyParams) {
+  // `stream` numbers it for Python: a submit the device rejects (none of it runs) is answered
+  // at the next barrier by that number.
+  submit(pyCommands, pyParams, stream) {
     const commandsView = pyCommands.getBuffer("u32");
     const paramsView = pyParams.getBuffer("u32");
+    this.device.pushErrorScope("validation");
     try {
       this.encodeAndSubmit(commandsView.data, paramsView.data);
     } finally {
+      this.answer(this.rejected, stream);
       commandsView.release();
       paramsView.release();
     }
@@ -407,7 +425,7 @@ export class DeviceContext {
 
   async synchronize() {
     await this.device.queue.onSubmittedWorkDone();
-    await this.allocationsAnswered();
+    await this.scopesAnswered();
   }
 
   // Readback, part 1: wait until the staging buffer is mapped (Python encoded the copy into it).
@@ -418,7 +436,7 @@ export class DeviceContext {
     } catch (e) {
       throw new BridgeError(this.lostReason ? "lost" : "gpu", `mapAsync failed: ${e.message ?? e}`);
     } finally {
-      await this.allocationsAnswered();
+      await this.scopesAnswered();
     }
   }
 

@@ -201,3 +201,42 @@ async def test_a_kernel_that_fails_to_compile_fails_its_op_alone(selenium):
     out = await (await tw.einsum("ij,kj->ik", t, t)).download()
     np.testing.assert_array_equal(out, a @ a.T)
     rt.close()
+
+
+@run_in_pyodide(packages=["tenferro-web"])
+async def test_a_kernel_the_device_rejects_on_first_use_loses_only_the_work_from_it_on(selenium):
+    import numpy as np
+    import pytest
+
+    import tenferro_web as tw
+    from tenferro_web.runtime import pipelines
+
+    rt = await tw.WebGpuRuntime.create()
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = rt.upload(a)
+    z = rt.upload(a.astype(np.complex64))
+    before = tw.dot_general(t, t, [1], [1])  # its kernel compiles now; still pending
+    shipped = pipelines.render
+    # Kernels compiled synchronously (dot_general's path) from here on have a WGSL error: the
+    # browser hands back a pipeline at once and reports the error later.
+    pipelines.render = lambda key: shipped(key) + "fn broken() -> f32 { return not_defined; }\n"
+    try:
+        bad = tw.dot_general(z, z, [1], [1])  # complex: a new kernel
+    finally:
+        pipelines.render = shipped
+    after = tw.dot_general(bad, z, [1], [0])  # reads what the rejected submit never wrote
+    with pytest.raises(tw.BackendFailure, match="rejected.*not_defined"):
+        await rt.synchronize()
+    # The work enqueued before stays apart from the rejected submit and is intact; the lost
+    # tensors raise a typed error on every use, never return what the GPU did not compute.
+    np.testing.assert_array_equal(await before.download(), a @ a.T)
+    for lost in (bad, after):
+        with pytest.raises(tw.BackendFailure, match="contents were lost.*not_defined"):
+            await lost.download()
+        with pytest.raises(tw.BackendFailure, match="contents were lost"):
+            tw.dot_general(lost, lost, [0], [0])
+    # The broken kernel was not kept: the same op compiles again and runs.
+    want = (a @ a.T).astype(np.complex64)
+    np.testing.assert_array_equal(await tw.dot_general(z, z, [1], [1]).download(), want)
+    np.testing.assert_array_equal(await z.download(), a.astype(np.complex64))
+    rt.close()

@@ -39,9 +39,11 @@ async def test_many_ops_are_batched_into_one_submit(selenium):
     import tw_testing
 
     rt = await tw_testing.runtime()
-    await rt.synchronize()
+    x = rt.upload(np.eye(8, dtype=np.float32) * 2)
+    # Compiled first: a kernel's first use starts a stream of its own (so that, should the
+    # device reject it, the work before is not lost with it).
+    await tw.transpose(tw.dot_general(x, x, [1], [0])).download()
     with tw_testing.calls_to(rt.device.transport, "submit") as submits:
-        x = rt.upload(np.eye(8, dtype=np.float32) * 2)
         acc = x
         for _ in range(20):
             acc = tw.dot_general(acc, x, [1], [0])

@@ -144,16 +144,18 @@ def test_large_ops_are_submitted_at_once_and_small_ones_wait_for_a_readback():
     to the GPU at once, so it runs while Python enqueues the next ops."""
     rt = tw.WebGpuRuntime.native(kernels="gpu")
     transport = rt.device.transport
+    rng = np.random.default_rng(3)
+    a, b = ints(rng, (8, 8), np.float32), ints(rng, (8, 8), np.float32)
+    x, y = ints(rng, (4096, 4), np.float32), ints(rng, (4, 4096), np.float32)
+    da, db, dx, dy = rt.upload(a), rt.upload(b), rt.upload(x), rt.upload(y)
+    for kernel_used in (tw.dot_general(da, db, [1], [0]), tw.dot_general(dx, dy, [1], [0])):
+        kernel_used.download_sync()  # compiled: a kernel's first use starts a stream of its own
     submits = []
     submit = transport.submit
     transport.submit = lambda *args: (submits.append(len(args[0])), submit(*args))[1]
-    rng = np.random.default_rng(3)
-    a, b = ints(rng, (8, 8), np.float32), ints(rng, (8, 8), np.float32)
-    da, db = rt.upload(a), rt.upload(b)
     small = [tw.dot_general(da, db, [1], [0]) for _ in range(20)]
     assert submits == []
-    x, y = ints(rng, (4096, 4), np.float32), ints(rng, (4, 4096), np.float32)
-    big = tw.dot_general(rt.upload(x), rt.upload(y), [1], [0])  # 1024 tiles of 128 x 128
+    big = tw.dot_general(dx, dy, [1], [0])  # 1024 tiles of 128 x 128
     assert len(submits) == 1
     np.testing.assert_array_equal(small[-1].download_sync(), a @ b)
     got = big.download_sync()
@@ -296,4 +298,58 @@ def test_kernel_timer_times_each_compute_pass_apart_from_the_host():
                                           if f != "timestamp-query"))
     with pytest.raises(tw.UnsupportedError, match="timestamp-query"):
         rt.device.transport.run_sync(empty(), "test", "-")
+    rt.close()
+
+
+@pytest.mark.parametrize("kernels", ["cpu", "gpu"])
+def test_a_kernel_the_transport_refuses_fails_its_op_before_anything_is_enqueued(kernels,
+                                                                                monkeypatch):
+    from tenferro_web.runtime import pipelines
+
+    rt = tw.WebGpuRuntime.native(kernels=kernels)
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t, z = rt.upload(a), rt.upload(a.astype(np.complex64))
+    before = tw.dot_general(t, t, [1], [1])  # pending in the same stream
+    shipped = pipelines.render
+    monkeypatch.setattr(pipelines, "render", lambda key: shipped(key) + "fn broken() -> f32 "
+                                                                       "{ return not_defined; }\n")
+    allocated = []
+    monkeypatch.setattr(rt.device, "allocate", lambda *args: allocated.append(args))
+    with pytest.raises(tw.BackendFailure, match="not_defined"):
+        tw.dot_general(z, z, [1], [1])  # complex: a new kernel
+    # Nothing allocated or enqueued (its first use had the work before submitted on its own).
+    assert not allocated and not rt.device.encoder
+    monkeypatch.undo()
+    np.testing.assert_array_equal(before.download_sync(), a @ a.T)
+    want = (a @ a.T).astype(np.complex64)
+    np.testing.assert_array_equal(tw.dot_general(z, z, [1], [1]).download_sync(), want)
+    rt.close()
+
+
+def test_a_submit_the_device_rejects_loses_its_work_and_what_read_it_with_a_typed_error():
+    import wgpu
+
+    rt = tw.WebGpuRuntime.native()
+    transport = rt.device.transport
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = rt.upload(a)
+    before = tw.dot_general(t, t, [1], [1])
+    rt.synchronize_sync()
+    real = transport._encode_and_submit
+
+    def rejected(*args):
+        raise wgpu.GPUValidationError("simulated: the device rejected this submit")
+
+    transport._encode_and_submit = rejected
+    bad = tw.dot_general(t, t, [1], [1])
+    rt.device.flush()  # this stream is rejected: none of it runs
+    transport._encode_and_submit = real
+    after = tw.dot_general(bad, t, [1], [0])  # reads what the rejected stream never wrote
+    with pytest.raises(tw.BackendFailure, match="rejected 1 command stream.*simulated"):
+        rt.synchronize_sync()
+    np.testing.assert_array_equal(before.download_sync(), a @ a.T)  # an earlier stream
+    for lost in (bad, after):
+        with pytest.raises(tw.BackendFailure, match="contents were lost.*simulated"):
+            lost.download_sync()
+    np.testing.assert_array_equal(tw.dot_general(t, t, [1], [1]).download_sync(), a @ a.T)
     rt.close()

@@ -23,6 +23,7 @@ from ..errors import (
     DeviceLost,
     OutOfDeviceMemory,
     RuntimeStateError,
+    TenferroError,
     UnsupportedError,
 )
 from ..lowering.copy import lower_copy
@@ -111,13 +112,15 @@ class Device:
         self.lost: str | None = None
         self.loss_reported = False
         self.runtime: WebGpuRuntime | None = None  # the handle that created this device
-        # Refused allocations: command streams are numbered (``stream`` is the pending one);
-        # a refusal, answered at a barrier, loses the streams from the first one that used the
-        # refused buffer to that barrier. Their tensors raise OutOfDeviceMemory on use.
+        # Command streams are numbered (``stream`` is the pending one). A refused allocation,
+        # answered at a barrier, loses the streams from the first one that used the refused
+        # buffer to that barrier; a rejected submit, the streams from it to that barrier (later
+        # ones may have read what it never wrote). Their tensors raise on use: OutOfDeviceMemory,
+        # or BackendFailure with the device's message (``lost_streams``: range, message or None).
         self.stream = 1
         self.unanswered: dict[int, tuple[int, int]] = {}  # buffer id -> (stream, capacity)
         self.refused: set[int] = set()
-        self.lost_streams: list[range] = []
+        self.lost_streams: list[tuple[range, str | None]] = []
         self.ones: dict[DType, Tensor] = {}
         self.timing = False  # a KernelTimer is open
 
@@ -134,10 +137,16 @@ class Device:
             raise RuntimeStateError(op, "this runtime was closed; create a new one")
 
     def check_contents(self, op: str, tensor: Tensor) -> None:
-        """Refuse a tensor whose contents a refused allocation lost."""
+        """Refuse a tensor whose contents a refused allocation or a rejected submit lost."""
         allocation = tensor.allocation
+        rejection = next((message for lost, message in self.lost_streams
+                          if allocation.stream in lost), None)
+        if rejection is not None:
+            raise BackendFailure(
+                op, f"this tensor's contents were lost: the GPU rejected the work that computed "
+                    f"it or an input of it ({rejection}); compute it again")
         if allocation.buffer_id in self.refused or any(
-                allocation.stream in lost for lost in self.lost_streams):
+                allocation.stream in lost for lost, _ in self.lost_streams):
             raise OutOfDeviceMemory(
                 op, "this tensor's contents were lost when the GPU ran out of memory (the "
                     "OutOfDeviceMemory raised earlier); free tensors you no longer need and "
@@ -146,15 +155,24 @@ class Device:
     def raise_device_errors(self, op: str) -> None:
         """At a barrier: turn what the device reported into typed errors. Allocations made
         before the barrier's submit have been answered by now."""
-        lost, errors, refused = self.transport.take_errors()
+        lost, errors, refused, rejected, broken = self.transport.take_errors()
         if lost:
             self.lost = lost
             self.check_usable(op)
-        failure = self.refuse(op, refused, errors) if refused else None
+        if broken:  # compiled again on next use, as a failed asynchronous compile is
+            self.pipelines.evict({pipeline for pipeline, _ in broken})
+        failures: list[TenferroError] = []
+        if refused:
+            failures.append(self.refuse(op, refused, errors))
+        if rejected:
+            failures.append(self.reject(op, rejected, broken))
+        elif broken:  # not used by any submit yet
+            failures.append(BackendFailure(op, "the GPU could not create a kernel: " + "; ".join(
+                message for _, message in broken)))
         for buffer_id in [i for i, (stream, _) in self.unanswered.items() if stream < self.stream]:
             del self.unanswered[buffer_id]
-        if failure:
-            raise failure
+        if failures:
+            raise failures[0]
         if errors:
             raise BackendFailure(op, "the GPU reported: " + "; ".join(errors))
 
@@ -165,7 +183,7 @@ class Device:
         self.flush()  # the pending stream may use a refused buffer too
         ids = {buffer_id for buffer_id, _ in refused}
         first = min(self.unanswered.get(i, (self.stream - 1, 0))[0] for i in ids)
-        self.lost_streams.append(range(first, self.stream))
+        self.lost_streams.append((range(first, self.stream), None))
         self.refused |= ids
         self.buffers.forget(ids)
         sizes = sorted({self.unanswered.get(i, (0, 0))[1] for i in ids} - {0})
@@ -176,6 +194,17 @@ class Device:
                 "tensors raise this error when used. Free tensors you no longer need (del) or "
                 "work in smaller pieces, then compute them again; the runtime stays usable"
                 + (f" ({len(errors)} consequent GPU error(s) not shown)" if errors else ""))
+
+    def reject(self, op: str, rejected: list[tuple[int, str]],
+               broken: list[tuple[int, str]]) -> BackendFailure:
+        """Record rejected submits: the streams from the first one up to now are lost."""
+        self.flush()  # the pending stream may read what a rejected one never wrote
+        reason = "; ".join(message for _, message in broken or rejected)
+        self.lost_streams.append((range(min(s for s, _ in rejected), self.stream), reason))
+        return BackendFailure(
+            op, f"the GPU rejected {len(rejected)} command stream(s), so none of their work ran "
+                f"({reason}); the tensors they and the work after them computed raise this "
+                "error when used. The runtime stays usable: compute them again")
 
     def close(self) -> None:
         if not self.closed and not self.lost:
@@ -208,6 +237,14 @@ class Device:
         """Append ``program`` to the pending stream: ``inputs`` fill its operand slots, a fresh
         tensor of ``shape`` its output slot; temporaries are allocated here and released after
         (the stream runs in order, so a later op may reuse them at once)."""
+        launches = [o for o in program.ops if isinstance(o, Launch)]
+        if self.encoder and any(o.key not in self.pipelines.ready for o in launches):
+            # A kernel compiled on first use starts a stream: should the device reject it, the
+            # work enqueued before stays out of the rejected submit.
+            self.flush()
+        # Before anything is allocated or enqueued: a kernel the transport refuses at once
+        # fails the op alone.
+        pipelines = {o.key: self.pipelines.get(o.key) for o in launches}
         out = self.allocate(op, dtype, shape)
         slots = [t.allocation.buffer_id for t in inputs]
         slots.append(out.allocation.buffer_id)
@@ -217,7 +254,7 @@ class Device:
         encoder = self.encoder
         for o in program.ops:
             if isinstance(o, Launch):
-                encoder.dispatch(self.pipelines.get(o.key), o.words, o.grid,
+                encoder.dispatch(pipelines[o.key], o.words, o.grid,
                                  [slots[s] for s in o.buffers])
             elif isinstance(o, BufferCopy):
                 encoder.copy(slots[o.src], o.src_offset, slots[o.dst], o.dst_offset, o.size)
@@ -240,7 +277,7 @@ class Device:
                 self.unanswered[buffer_id] = (self.stream, capacity)
             created.clear()
         if self.encoder:
-            self.transport.submit(self.encoder.words, self.encoder.params)
+            self.transport.submit(self.encoder.words, self.encoder.params, self.stream)
             self.encoder.reset()
             self.stream += 1
         self.buffers.after_submit()

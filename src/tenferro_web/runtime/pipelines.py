@@ -29,6 +29,11 @@ class PipelineCache:
                 code, key.label, buffer_bindings(code))
         return pipeline
 
+    def evict(self, pipelines: set[int]) -> None:
+        """Forget pipelines the device could not create (reported after ``get`` returned)."""
+        for key in [k for k, pipeline in self.ready.items() if pipeline in pipelines]:
+            del self.ready[key]
+
     async def prepare(self, keys: Iterable[KernelKey]) -> None:
         """Compile what is missing, all at once: the browser compiles them side by side."""
         try:

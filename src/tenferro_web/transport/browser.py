@@ -90,7 +90,8 @@ class BrowserTransport:
     def take_errors(self) -> DeviceErrors:
         state = self._ctx.takeErrors().to_py()
         return DeviceErrors(state["lost"], list(state["errors"]),
-                            [(int(i), str(m)) for i, m in state["outOfMemory"]])
+                            *([(int(i), str(m)) for i, m in state[name]]
+                              for name in ("outOfMemory", "rejected", "brokenPipelines")))
 
     def create_buffer(self, byte_length: int, staging: bool) -> int:
         return int(self._ctx.createBuffer(byte_length, staging))
@@ -113,8 +114,8 @@ class BrowserTransport:
         except JsException as e:
             raise BackendFailure("pipeline", _js_error_text(e)) from None
 
-    def submit(self, commands: array[int], params: array[int]) -> None:
-        self._ctx.submit(commands, params)
+    def submit(self, commands: array[int], params: array[int], stream: int) -> None:
+        self._ctx.submit(commands, params, stream)
 
     async def synchronize(self) -> None:
         await self._ctx.synchronize()

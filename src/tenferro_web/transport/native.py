@@ -57,6 +57,7 @@ class NativeTransport:
         self._bind_groups_of: dict[int, set[tuple[int, ...]]] = {}
         self._params_buffer = None
         self._lost: str | None = None
+        self._rejected: list[tuple[int, str]] = []  # (stream, message), as the bridge reports
         # While kernels are timed: (query set, resolved timestamps buffer, count) per submit.
         self._timing: list[tuple[Any, Any, int]] | None = None
 
@@ -93,9 +94,11 @@ class NativeTransport:
         }
 
     def take_errors(self) -> DeviceErrors:
-        # wgpu-native raises validation errors as Python exceptions where they happen, and a
-        # refused allocation at create_buffer.
-        return DeviceErrors(self._lost, [], [])
+        # wgpu-native raises errors as Python exceptions where they happen: a refused allocation
+        # at create_buffer, a pipeline it cannot create at create_pipeline; a rejected submit
+        # is kept for the next barrier, as the browser reports it.
+        rejected, self._rejected = self._rejected, []
+        return DeviceErrors(self._lost, [], [], rejected, [])
 
     def create_buffer(self, byte_length: int, staging: bool) -> int:
         usage = self._wgpu.BufferUsage
@@ -179,7 +182,13 @@ class NativeTransport:
                                     buffers: tuple[str, ...]) -> int:
         return self.create_pipeline(code, label, buffers)
 
-    def submit(self, commands: array[int], params: array[int]) -> None:
+    def submit(self, commands: array[int], params: array[int], stream: int) -> None:
+        try:
+            self._encode_and_submit(commands, params)
+        except self._wgpu.GPUError as e:
+            self._rejected.append((stream, f"{type(e).__name__}: {e}"))
+
+    def _encode_and_submit(self, commands: array[int], params: array[int]) -> None:
         device = self._device
         words = np.frombuffer(params, np.uint32)
         if words.size:

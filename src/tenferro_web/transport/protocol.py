@@ -117,6 +117,8 @@ class DeviceErrors(NamedTuple):
     lost: str | None  # the loss reason
     errors: list[str]  # uncaptured validation / internal errors
     refused: list[tuple[int, str]]  # (buffer id, message) of allocations the device refused
+    rejected: list[tuple[int, str]]  # (stream, message) of submits it rejected: none of it ran
+    broken: list[tuple[int, str]]  # (pipeline id, message) of pipelines it could not create
 
 
 class AdapterDescription(TypedDict):
@@ -157,7 +159,10 @@ class Transport(Protocol):
     async def create_pipeline_async(self, code: str, label: str,
                                     buffers: tuple[str, ...]) -> int: ...
 
-    def submit(self, commands: array[int], params: array[int]) -> None: ...
+    def submit(self, commands: array[int], params: array[int], stream: int) -> None:
+        """Encode and submit one command stream; should the device reject it, ``take_errors``
+        names ``stream``."""
+        ...
 
     async def synchronize(self) -> None: ...
 
