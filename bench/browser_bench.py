@@ -2,10 +2,12 @@
 
 Times, in one page and on the same operands: this package's dot_general called from Python (so
 its Python overhead is included), Pyodide's numpy matmul, and the WebGPU peers of page/bench.mjs
-(TF.js, jax-js, onnxruntime-web). One rule for every library: a warm-up trial, then trials of r
-products enqueued back to back, each trial ending with the readback of its last result; the
-median trial counts. Every library's last result is checked against numpy's. Plus readback
-latency and the per-op cost of a chain of small dispatches. Progress goes to ``log`` as it runs.
+(TF.js, jax-js, onnxruntime-web). One rule for every library: a trial enqueues r products back to
+back and ends with the readback of its last result. Per case, one warm-up trial of each library,
+then rounds that time one trial of every library, in an order that rotates from round to round,
+so that the machine's drift falls on all of them alike; each library's median trial counts.
+Every library's last result is checked against numpy's. Plus readback latency and the per-op
+cost of a chain of small dispatches. Progress goes to ``log`` as it runs.
 """
 
 import statistics
@@ -49,18 +51,18 @@ def cases(quick):
     return out
 
 
-async def timed(trial, trials):
-    """Median seconds of ``trials`` calls of ``trial`` after one warm-up, and the last result."""
-    out = await trial()
-    times = []
-    for _ in range(trials):
+def timed(run):
+    """A trial timed here: (seconds, last product)."""
+    async def trial():
         start = time.perf_counter()
-        out = await trial()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+        out = await run()
+        return time.perf_counter() - start, out
+
+    return trial
 
 
-async def time_ours(rt, a, b, case):
+def ours(rt, a, b, case):
+    """Our trial, and the GPU time of one more (timestamp queries) where the adapter has them."""
     if case.batch > 1:
         # Column-major [m, k, batch] on the device: batch axes last, every matrix compact.
         da, db = rt.upload(np.moveaxis(a, 0, 2)), rt.upload(np.moveaxis(b, 0, 2))
@@ -69,33 +71,42 @@ async def time_ours(rt, a, b, case):
         da, db = rt.upload(a), rt.upload(b)
         cfg = ([1], [0], [], [])
 
-    async def trial():
+    async def run():
         for _ in range(case.r):
             c = tw.dot_general(da, db, *cfg)
-        return await c.download()
+        out = await c.download()
+        return np.moveaxis(out, 2, 0) if case.batch > 1 else out  # numpy's order
 
-    seconds, out = await timed(trial, case.trials)
-    kernel = None  # one more trial's GPU time (timestamp queries), where the adapter has them
-    if "timestamp-query" in rt.adapter.features:
+    async def kernel_seconds():
+        if "timestamp-query" not in rt.adapter.features:
+            return None
         async with rt.kernel_timer() as timer:
-            await trial()
-        kernel = timer.seconds
-    return seconds, kernel, np.moveaxis(out, 2, 0) if case.batch > 1 else out  # numpy's order
+            await run()
+        return timer.seconds
+
+    return timed(run), kernel_seconds
 
 
-async def time_numpy(a, b, case):
-    async def trial():
+def numpy_matmul(a, b, case):
+    async def run():
         for _ in range(case.r):
             c = a @ b
         return c
 
-    return await timed(trial, case.trials)
+    return timed(run)
 
 
-async def time_peer(name, a, b, case):
-    res = await benchPeers.gemm(name, to_js(list(a.shape)), to_js(list(b.shape)), a, b, case.r,
-                                case.trials)
-    return res.ms / 1e3, np.frombuffer(res.out.to_py(), np.float32)
+async def peer(name, a, b, case):
+    """A peer opened on the operands (page/bench.mjs): its trial, timed in the page, and how to
+    close it."""
+    handle = await benchPeers.open(name, to_js(list(a.shape)), to_js(list(b.shape)), a, b,
+                                   case.r)
+
+    async def trial():
+        res = await benchPeers.trial(handle)
+        return res.ms / 1e3, np.frombuffer(res.out.to_py(), np.float32)
+
+    return trial, lambda: benchPeers.close(handle)
 
 
 def check(library, case, out, ref):
@@ -117,19 +128,31 @@ async def gemm_case(rt, case, step):
         a = a + 1j * rng.standard_normal(shape_a).astype(np.float32)
         b = b + 1j * rng.standard_normal(shape_b).astype(np.float32)
     flops = (8 if case.dtype == np.complex64 else 2) * case.m * case.n * case.k * case.batch
-    seconds, outs, kernel = {}, {}, None
-    for library in case.libraries:  # numpy first of those checked: its result is the reference
-        step(f"{case.name}: {library}")
-        if library == OURS:
-            seconds[library], kernel, outs[library] = await time_ours(rt, a, b, case)
-        elif library == NUMPY:
-            seconds[library], outs[library] = await time_numpy(a, b, case)
-        else:
-            seconds[library], outs[library] = await time_peer(library, a, b, case)
+    libraries = case.libraries
+    trials, closers = {}, []
+    trials[OURS], kernel_seconds = ours(rt, a, b, case)
+    trials[NUMPY] = numpy_matmul(a, b, case)
+    try:
+        for name in libraries:
+            if name not in trials:  # a peer
+                trials[name], close = await peer(name, a, b, case)
+                closers.append(close)
+        step(f"{case.name}: a warm-up trial of each library")
+        outs = {lib: (await trials[lib]())[1] for lib in libraries}
+        times = {lib: [] for lib in libraries}
+        for t in range(case.trials):
+            step(f"{case.name}: round {t + 1}/{case.trials}")
+            for lib in libraries[t % len(libraries):] + libraries[:t % len(libraries)]:
+                seconds, outs[lib] = await trials[lib]()
+                times[lib].append(seconds)
+        kernel = await kernel_seconds()
+    finally:
+        for close in closers:
+            await close()
     for library, out in outs.items():
         if library != NUMPY:
             check(library, case, out, outs[NUMPY])
-    gflops = {lib: flops * case.r / s / 1e9 for lib, s in seconds.items()}
+    gflops = {lib: flops * case.r / statistics.median(ts) / 1e9 for lib, ts in times.items()}
     return {"case": case.name, "m": case.m, "n": case.n, "k": case.k, "batch": case.batch,
             "dtype": np.dtype(case.dtype).name, "r": case.r, "trials": case.trials,
             "gflops": gflops,
@@ -171,7 +194,7 @@ async def run(quick, log):
     log(f"tenferro-web {tw.__version__} on {a.vendor}/{a.architecture}, kernels "
         f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
     plan = cases(quick)
-    total = sum(len(c.libraries) for c in plan) + 2  # + readback and the dispatch chain
+    total = sum(1 + c.trials for c in plan) + 2  # + readback and the dispatch chain
     done = 0
 
     def step(what):
@@ -202,9 +225,10 @@ async def run(quick, log):
         "adapter": {"vendor": a.vendor, "architecture": a.architecture,
                     "fallback": a.is_fallback},
         "libraries": libraries,
-        "timing": "per library: one warm-up trial, then `trials` trials of `r` products "
-                  "enqueued back to back, each ending with the readback of its last result; "
-                  "GFLOP/s of the median trial",
+        "timing": "a trial: `r` products enqueued back to back, ending with the readback of "
+                  "the last; per case one warm-up trial of each library, then `trials` rounds "
+                  "timing one trial of every library in a rotating order; GFLOP/s of each "
+                  "library's median trial",
         "gemm": rows,
         "c32_over_f32_rate": c32["gflops"][OURS] / f32_same["gflops"][OURS],
         "readback_ms": readback_ms,

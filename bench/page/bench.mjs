@@ -1,6 +1,7 @@
 // Side-by-side benchmark in one page: tenferro-web from Python (Pyodide), Pyodide's numpy, and
 // three JavaScript libraries on WebGPU (TF.js, jax-js, onnxruntime-web), on the same operands.
-// The Python side is browser_bench.py: it calls `benchPeers.gemm` for each peer and case.
+// The Python side is browser_bench.py: it opens each peer on a case's operands
+// (`benchPeers.open`) and interleaves their trials with its own (`benchPeers.trial`).
 // Every line logged here also goes to the console, where bench/run_browser.py shows it as
 // progress.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
@@ -12,28 +13,14 @@ const log = (line) => {
   document.getElementById("log").textContent += "\n" + line;
   console.log(`bench: ${line}`);
 };
-const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const adapterName = (device) => `${device.adapterInfo.vendor}/${device.adapterInfo.architecture}`;
 const numel = (shape) => shape.reduce((x, y) => x * y, 1);
 
-// The rule for every library (browser_bench.py times tenferro-web and numpy alike): one warm-up
-// trial (shader compilation, allocations), then `trials` trials; `trial()` enqueues r products
-// back to back and reads the last one back, the only barrier every library offers. Returns the
-// median trial in ms and the last result, which the Python side checks against numpy.
-async function timeTrials(trial, trials) {
-  let out = await trial();
-  const times = [];
-  for (let t = 0; t < trials; t++) {
-    const start = performance.now();
-    out = await trial();
-    times.push(performance.now() - start);
-  }
-  return { ms: median(times), out };
-}
-
 // Each peer: `init()` gets WebGPU or throws (no silent fallback to a CPU backend) and returns
-// what the results record; `gemm(shapeA, shapeB, a, b, r, trials)` multiplies row-major f32
-// operands, [batch,] m x k by [batch,] k x n, and returns `timeTrials`' answer.
+// what the results record; `open(shapeA, shapeB, a, b, r)` takes row-major f32 operands,
+// [batch,] m x k and [batch,] k x n, and returns { trial, close }: `trial()` enqueues r products
+// back to back and reads the last one back (the only barrier every library offers) and returns
+// it, for the Python side to check against numpy; `close()` frees what `open` made.
 const tfjs = {
   async init() {
     if (!(await tf.setBackend("webgpu"))) throw new Error("TF.js: no WebGPU backend");
@@ -41,17 +28,16 @@ const tfjs = {
     const adapter = adapterName(tf.backend().device);
     return { version: tf.version_core, backend: tf.getBackend(), adapter };
   },
-  async gemm(shapeA, shapeB, a, b, r, trials) {
+  async open(shapeA, shapeB, a, b, r) {
     const ta = tf.tensor(a, shapeA), tb = tf.tensor(b, shapeB);
-    const result = await timeTrials(async () => {
+    const trial = async () => {
       const cs = [];
       for (let i = 0; i < r; i++) cs.push(tf.matMul(ta, tb));
       const out = await cs[r - 1].data();  // TF.js flushes its queue lazily: data() is the barrier
       cs.forEach((c) => c.dispose());
       return out;
-    }, trials);
-    ta.dispose(); tb.dispose();
-    return result;
+    };
+    return { trial, close: async () => { ta.dispose(); tb.dispose(); } };
   },
 };
 
@@ -66,19 +52,18 @@ const jaxjs = {
     const adapter = adapterName(jax.getWebGPUDevice());
     return { version: pkg.version, backend: jax.defaultDevice(), adapter };
   },
-  async gemm(shapeA, shapeB, a, b, r, trials) {
+  async open(shapeA, shapeB, a, b, r) {
     const np = jax.numpy;
     const ja = np.array(a, { shape: shapeA }), jb = np.array(b, { shape: shapeB });
     if (ja.device !== "webgpu") throw new Error(`jax-js: operand on ${ja.device}, not webgpu`);
-    const result = await timeTrials(async () => {
+    const trial = async () => {
       const cs = [];
       for (let i = 0; i < r; i++) cs.push(np.matmul(ja.ref, jb.ref));  // .ref: keep the operands
       await jax.blockUntilReady(cs);
       cs.slice(0, -1).forEach((c) => c.dispose());
       return await cs[r - 1].data();  // data() consumes the last one
-    }, trials);
-    ja.dispose(); jb.dispose();
-    return result;
+    };
+    return { trial, close: async () => { ja.dispose(); jb.dispose(); } };
   },
 };
 
@@ -101,7 +86,7 @@ const onnx = {
     const adapter = adapterName(await ort.env.webgpu.device);
     return { version: ort.env.versions.web, backend: "webgpu", adapter };
   },
-  async gemm(shapeA, shapeB, a, b, r, trials) {
+  async open(shapeA, shapeB, a, b, r) {
     const shapeC = [...shapeA.slice(0, -1), shapeB[shapeB.length - 1]];
     const model = matmulModel(shapeA, shapeB, shapeC);
     const session = await ort.InferenceSession.create(model, ortOptions);
@@ -115,17 +100,19 @@ const onnx = {
       return ort.Tensor.fromGpuBuffer(buffer, { dataType: "float32", dims });
     };
     const feeds = { A: onGpu(a, shapeA), B: onGpu(b, shapeB) };
-    const result = await timeTrials(async () => {
+    const trial = async () => {
       const cs = [];
       for (let i = 0; i < r; i++) cs.push((await session.run(feeds)).C);
       if (cs[0].location !== "gpu-buffer") throw new Error(`ORT: result on ${cs[0].location}`);
       const out = await cs[r - 1].getData();
       cs.forEach((c) => c.dispose());
       return out;
-    }, trials);
-    await session.release();
-    for (const t of Object.values(feeds)) t.gpuBuffer.destroy();
-    return result;
+    };
+    const close = async () => {
+      await session.release();
+      for (const t of Object.values(feeds)) t.gpuBuffer.destroy();
+    };
+    return { trial, close };
   },
 };
 
@@ -136,11 +123,13 @@ async function main() {
     peer.info = await peer.init();
     log(`${name} ${peer.info.version} on ${peer.info.backend} (${peer.info.adapter})`);
   }
+  const opened = new Map();  // id -> { trial, close } of a peer on one case's operands
+  let nextId = 0;
   globalThis.benchPeers = {  // browser_bench.py imports it from js
     names: Object.keys(peers),
     info: (name) => peers[name].info,
     // Operands arrive as numpy arrays (PyProxies): copy each out as a Float32Array.
-    async gemm(name, shapeA, shapeB, a, b, r, trials) {
+    async open(name, shapeA, shapeB, a, b, r) {
       const [fa, fb] = [a, b].map((x) => {
         const view = x.getBuffer("f32");
         try { return view.data.slice(); } finally { view.release(); }
@@ -148,7 +137,18 @@ async function main() {
       if (fa.length !== numel(shapeA) || fb.length !== numel(shapeB)) {
         throw new Error("operands do not match their shapes");
       }
-      return await peers[name].gemm(shapeA, shapeB, fa, fb, r, trials);
+      opened.set(++nextId, await peers[name].open(shapeA, shapeB, fa, fb, r));
+      return nextId;
+    },
+    // One trial, timed here: its milliseconds and its last product.
+    async trial(id) {
+      const start = performance.now();
+      const out = await opened.get(id).trial();
+      return { ms: performance.now() - start, out };
+    },
+    async close(id) {
+      await opened.get(id).close();
+      opened.delete(id);
     },
   };
   log("loading Pyodide and tenferro-web");
