@@ -108,6 +108,27 @@ def unpack(bundle: Path, work: Path) -> dict[str, str]:
     return env
 
 
+def versions(bundle: Path, work: Path, env: dict) -> dict[str, str]:
+    """What each lane ran: this package, Dawn for Node, Node.js, Pyodide, wgpu and wgpu-native
+    (torch and the JavaScript peers record theirs in their own steps)."""
+    [wheel] = (bundle / "wheels").glob("tenferro_web-*.whl")
+    probe = ("import wgpu, wgpu.backends.wgpu_native as native; "
+             "print(wgpu.__version__, native.__version__)")
+    wgpu_py, wgpu_native = subprocess.run([sys.executable, "-c", probe], env=env, check=True,
+                                          capture_output=True, text=True).stdout.split()
+    lock = json.loads((work / "pyodide" / "pyodide-lock.json").read_text())
+    return {
+        "tenferro-web": wheel.name.split("-")[1],
+        "webgpu (Dawn for Node.js, npm)": json.loads(
+            (bundle / "webgpu" / "package.json").read_text())["version"],
+        "node": subprocess.run([str(work / "node"), "--version"], check=True,
+                               capture_output=True, text=True).stdout.strip(),
+        "pyodide": lock["info"]["version"],
+        "wgpu (Python)": wgpu_py,
+        "wgpu-native": wgpu_native,
+    }
+
+
 def run_logged(cmd: list[str], env: dict, log: Path, timeout: int) -> tuple[int, str]:
     started = time.perf_counter()
     try:
@@ -222,7 +243,8 @@ def main() -> int:
         return [sys.executable, str(ROOT / f"bench/{name}.py"), *extra]
 
     fuzz_args = ["--seed", str(FUZZ_SEED), "--count", str(args.fuzz)]
-    report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv)}
+    report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv),
+                    "versions": versions(args.bundle.resolve(), args.work, env)}
     try:
         smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                               "--format=csv,noheader"], capture_output=True, text=True)
