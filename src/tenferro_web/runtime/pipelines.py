@@ -15,6 +15,13 @@ from ..lowering.kernels import KernelKey, buffer_bindings, render
 from ..transport.protocol import Transport
 
 
+def pipeline_source(key: KernelKey) -> tuple[str, str, tuple[str, ...]]:
+    """What a transport compiles for ``key``: its WGSL, its label, and its buffers' accesses,
+    which set the pipeline's layout."""
+    code = render(key)
+    return code, key.label, buffer_bindings(code)
+
+
 class PipelineCache:
     def __init__(self, transport: Transport):
         self.transport = transport
@@ -24,9 +31,7 @@ class PipelineCache:
     def get(self, key: KernelKey) -> int:
         pipeline = self.ready.get(key)
         if pipeline is None:
-            code = render(key)
-            pipeline = self.ready[key] = self.transport.create_pipeline(
-                code, key.label, buffer_bindings(code))
+            pipeline = self.ready[key] = self.transport.create_pipeline(*pipeline_source(key))
         return pipeline
 
     def evict(self, pipelines: set[int]) -> None:
@@ -56,9 +61,7 @@ class PipelineCache:
             return
         compiling = self.compiling[key] = loop.create_future()
         try:
-            code = render(key)
-            pipeline = await self.transport.create_pipeline_async(
-                code, key.label, buffer_bindings(code))
+            pipeline = await self.transport.create_pipeline_async(*pipeline_source(key))
         except BaseException as error:
             compiling.set_exception(error)
             compiling.exception()  # retrieved: the waiters (if any) re-raise it
