@@ -4,7 +4,8 @@ cuBLAS in the same run. Self-contained: everything it needs is in the bundle tha
 Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 
     python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick]
-                          [--sweep | --submits | --variants | --host-share | --toggles]
+                          [--workloads | --sweep | --submits | --variants | --host-share |
+                           --toggles]
 
 1. Vulkan: Debian's loader and libglvnd, unpacked into a private folder (LD_LIBRARY_PATH); the
    NVIDIA ICD at /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
@@ -15,7 +16,10 @@ Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
    the JavaScript peers jax-js, TF.js and onnxruntime-web (npm, each on WebGPU) on the same
    Dawn (bench/peers_lane.mjs), f32 cases.
 5. bench/sums.py in both lanes: the sum kernels the lowering picks against the GEMM path.
-Prints a table of ratios and writes DIR/h200-lanes.json and one log per step. With --sweep: the
+Prints a table of ratios and writes DIR/h200-lanes.json and one log per step. With --workloads:
+the fuzz in both lanes, then bench/workloads.py (every op class a user's einsums are made of)
+through Dawn, wgpu-native and torch, and each lane's bandwidth ceiling (bench/ceiling/), with
+Dawn's timestamp quantization off; writes DIR/h200-workloads.json. With --sweep: the
 fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS. With
 --submits: how often the command stream is submitted (bench/submit_sweep.py), both lanes. With
 --variants: gemm_tiled written differently, same arithmetic (bench/kernel_variants.py), both lanes.
@@ -205,6 +209,9 @@ def main() -> int:
     parser.add_argument("--fuzz", type=int, default=500, help="fuzz cases per lane")
     parser.add_argument("--quick", action="store_true", help="small GEMM cases (a smoke run)")
     mode = parser.add_mutually_exclusive_group()  # one kind of run per call
+    mode.add_argument("--workloads", action="store_true",
+                      help="the fuzz, then bench/workloads.py and the bandwidth ceilings in "
+                           "Dawn, wgpu-native and torch")
     mode.add_argument("--sweep", action="store_true",
                       help="gemm_tiled's tile candidates (bench/gemm_sweep.py) and the fuzz only")
     mode.add_argument("--submits", action="store_true",
@@ -281,6 +288,8 @@ def main() -> int:
         steps = {"dawn-host-share": with_gemm_lane("host_share"),
                  "native-host-share": native("host_share")}
     step_options: dict[str, str] = {}  # TENFERRO_DAWN_OPTIONS per step
+    if args.workloads:
+        return run_workloads(args, env, node, steps)
     if args.toggles:
         shipped = ("--variants", "as-is")
         steps = {f"dawn-toggles-{label}": with_gemm_lane("kernel_variants", *shipped)
@@ -318,6 +327,79 @@ def main() -> int:
     (args.out / "h200-lanes.json").write_text(json.dumps(report, indent=1))
     print_table(report)
     return 0
+
+
+# Dawn rounds timestamp queries to 2^16 ns unless told not to (a page cannot; a Node host can).
+UNQUANTIZED = "disable-dawn-features=timestamp_quantization"
+
+
+def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
+    """The fuzz in both lanes, then the workload suite and the bandwidth ceilings per lane."""
+    workloads = ["--module", str(ROOT / "bench/workloads.py"), "workloads:main", "--size", "h200"]
+    plan = {"dawn-fuzz": steps["dawn-fuzz"], "native-fuzz": steps["native-fuzz"],
+            "dawn-ceiling": [*node[:2], str(ROOT / "bench/ceiling/ceiling.mjs")],
+            "native-ceiling": [sys.executable, str(ROOT / "bench/ceiling/ceiling.py")],
+            "dawn-workloads": node + workloads,
+            "native-workloads": [sys.executable, str(ROOT / "bench/workloads.py"), "--size",
+                                 "h200", "--lane", "native"],
+            "torch-workloads": [sys.executable, str(ROOT / "bench/workloads.py"), "--size",
+                                "h200", "--lane", "torch"]}
+    report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv),
+                    "versions": versions(args.bundle.resolve(), args.work, env), "rows": []}
+    for step, cmd in plan.items():
+        code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED},
+                                args.out / f"{step}.log", timeout=420)
+        if step.endswith("fuzz"):
+            report[step] = fuzz_summary(code, text)
+        elif step.endswith("ceiling"):
+            report[step] = result_of(text) or {"exit": code, "error": text.splitlines()[-5:]}
+        else:
+            result = result_of(text)
+            report["rows"].extend(result["rows"] if result else [])
+            if not result:
+                report[step] = {"exit": code, "error": text.splitlines()[-5:]}
+    (args.out / "h200-workloads.json").write_text(json.dumps(report, indent=1))
+    print_workloads(report)
+    return 0
+
+
+def print_workloads(report: dict) -> None:
+    """Per case: torch's time, then per lane the wall clock and the kernels' time with their
+    ratios to torch (torch / ours: 1 is torch's speed) and, for memory-bound cases, the kernels'
+    GB/s as a share of the lane's vec4 ceiling (copy for permutations, sum for reductions)."""
+    rows = {(r["case"], r["lane"]): r for r in report["rows"]}
+    cases = list(dict.fromkeys(r["case"] for r in report["rows"]))
+    print(f"\n{'case':<46}{'torch ms':>9}" + "".join(
+        f"{lane + ' wall':>13}{'x torch':>8}{'kernels':>9}{'x torch':>8}{'of ceil':>8}"
+        for lane in ("dawn", "native")))
+    for case in cases:
+        torch = rows.get((case, "torch"))
+        line = f"{case:<46}{torch['seconds'] * 1e3 if torch else 0:>9.3f}"
+        for lane in ("dawn", "native"):
+            r = rows.get((case, lane))
+            if not r:
+                line += f"{'-':>46}"
+                continue
+            kernel = r["kernel_seconds"] or 0
+            ratio = torch["seconds"] / r["seconds"] if torch else 0
+            kratio = torch["kernel_seconds"] / kernel if torch and kernel else 0
+            ceiling = (report.get(f"{lane}-ceiling") or {}).get(
+                {"permutation": "copy", "reduction": "sum"}.get(r["kind"], ""), {})
+            share = r["bytes"] / kernel / 1e9 / ceiling["gbps"] if kernel and ceiling else 0
+            line += (f"{r['seconds'] * 1e3:>13.3f}{ratio:>8.2f}{kernel * 1e3:>9.3f}"
+                     f"{kratio:>8.2f}{share:>8.2f}" if share else
+                     f"{r['seconds'] * 1e3:>13.3f}{ratio:>8.2f}{kernel * 1e3:>9.3f}"
+                     f"{kratio:>8.2f}{'':>8}")
+        print(line)
+    for lane in ("dawn", "native"):
+        c = report.get(f"{lane}-ceiling") or {}
+        if "copy" in c:
+            print(f"{lane} ceiling: copy {c['copy']['gbps']:.0f} GB/s, sum {c['sum']['gbps']:.0f} "
+                  f"GB/s ({c['mib']} MiB, vec4 loads)")
+    for step in ("dawn-fuzz", "native-fuzz"):
+        s = report.get(step, {})
+        print(f"{step}: {s.get('cases')} cases x {s.get('families')} families, "
+              f"{s.get('failures')} failures (exit {s.get('exit')})")
 
 
 def print_table(report: dict) -> None:

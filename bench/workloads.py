@@ -1,0 +1,330 @@
+"""The workload suite: the op classes a user's einsums are made of (permutations, sums, batched
+and batch-first products, tensor networks, GEMMs, chains of small ops), timed with one rule on
+every lane, and torch on CUDA alike (bench/h200.py runs all three on the H200).
+
+    python bench/workloads.py [--size small|h200] [--lane native|torch]       # CPython
+    node --import tools/dawn_host.mjs tools/dawn_run.mjs DIST \\
+        --module bench/workloads.py workloads:main [--size small|h200]         # Pyodide + Dawn
+
+The timing rule: operands uploaded once; one warm call (it compiles the pipelines), then calls
+for WARMUP_SECONDS (the GPU's clocks come up); then 5 trials of ``reps`` calls, each trial ending
+in ``await rt.synchronize()`` (torch: ``torch.cuda.synchronize()``); the median per call. Each
+call's output is dropped at once, as a loop in a user's code drops it. "kernel_seconds" is one
+more trial under ``rt.kernel_timer()``, per call. Every case whose reference is cheap is checked
+against numpy on the same values. The last line is ``RESULT {json}``: one row per case with
+``case``, ``lane``, ``seconds``, ``kernel_seconds``, ``bytes`` (memory a call must move at least)
+and ``flops``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+TRIALS = 5
+WARMUP_SECONDS = 0.3
+CHECK_MAX_BYTES = 300 << 20  # operands and output a numpy check may hold (Pyodide's memory)
+CHECK_MAX_FLOPS = 2e9  # what numpy in Pyodide computes in a few seconds
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One case: operands (shape, dtype), the call as numpy's einsum or transpose spelling it
+    (``spec``), and the repetitions per trial."""
+
+    name: str
+    kind: str  # "permutation", "reduction", "batched", "network", "gemm", "chain"
+    shapes: tuple[tuple[int, ...], ...]
+    dtype: str
+    spec: str | tuple[int, ...]  # einsum subscripts, or the axes of a permutation
+    reps: int = 10
+    repeat: int = 1  # einsums per call over the same operands (the MPS norm: one per site)
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(self.dtype).itemsize
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        if isinstance(self.spec, tuple):
+            return tuple(self.shapes[0][a] for a in self.spec)
+        if self.kind == "chain":
+            return self.shapes[0]
+        inputs, output = self.spec.split("->")
+        sizes = {label: n for labels, shape in zip(inputs.split(","), self.shapes)
+                 for label, n in zip(labels, shape)}
+        return tuple(sizes[label] for label in output)
+
+    @property
+    def bytes(self) -> int:
+        """Bytes a call must move at least: read every operand once, write the output once
+        (a sum's output is negligible: its read bytes)."""
+        size = sum(int(np.prod(s)) for s in self.shapes) + int(np.prod(self.out_shape))
+        return size * self.itemsize * self.repeat
+
+    @property
+    def flops(self) -> int:
+        """Real floating-point operations of the cheapest path (a complex multiply-add is 8)."""
+        if self.kind in ("permutation", "reduction"):
+            return int(np.prod(self.shapes[0])) if self.kind == "reduction" else 0
+        scale = 8 if np.dtype(self.dtype).kind == "c" else 2
+        if self.kind == "chain":
+            n = self.shapes[0][0]
+            return scale * n ** 3 * self.repeat
+        # no memory limit: numpy's default one rules out every intermediate larger than the
+        # operands, and with it the cheap paths of a tensor network
+        path = np.einsum_path(self.spec, *(np.empty(s, np.float32) for s in self.shapes),
+                              optimize=("optimal", 1e30))[1]
+        naive = next(line for line in path.splitlines() if "Optimized FLOP count" in line)
+        return int(float(naive.split(":")[1]) * scale / 2) * self.repeat
+
+    def operands(self) -> list[np.ndarray]:
+        rng = np.random.default_rng(zlib.crc32(self.name.encode()))
+        out = []
+        for shape in self.shapes:
+            x = rng.standard_normal(shape, np.float32)
+            if self.dtype == "complex64":
+                x = (x + 1j * rng.standard_normal(shape, np.float32)).astype(np.complex64)
+            if self.kind in ("network", "chain"):
+                # keeps a long chain's values finite: each step's factor has norm about 1
+                x /= np.float32(np.sqrt(max(shape)))
+            out.append(x)
+        return out
+
+
+def workloads(size: str) -> list[Workload]:
+    """The cases at the H200's sizes, or at sizes SwiftShader runs in seconds (``small``)."""
+    big = size == "h200"
+    f32, c32 = "float32", "complex64"
+    t, p, r2 = (4096, 8192) if big else (256, 512), 64 if big else 16, 24 if big else 14
+    s = 8192 if big else 1024
+    b, h, q, d = (8, 8, 1024, 64) if big else (2, 2, 128, 16)
+    chi, chi4, w = (512, 256, 16) if big else (64, 32, 4)
+    ijk = (256, 64, 64, 256) if big else (32, 16, 16, 32)
+    g, gc = (4096, 2048) if big else (256, 128)
+    mps, sites = (64, 24) if big else (16, 8)
+    chain = 64 if big else 16
+    i, j, k, m = ijk
+    return [
+        Workload(f"transpose {t[0]}^2 f32", "permutation", ((t[0], t[0]),), f32, (1, 0)),
+        Workload(f"transpose {t[1]}^2 f32", "permutation", ((t[1], t[1]),), f32, (1, 0)),
+        Workload(f"permute {p}^4 f32 (3,1,0,2)", "permutation", ((p,) * 4,), f32, (3, 1, 0, 2)),
+        Workload(f"permute {p}^4 c32 (3,1,0,2)", "permutation", ((p,) * 4,), c32, (3, 1, 0, 2)),
+        Workload(f"permute 2^{r2} f32 reversed", "permutation", ((2,) * r2,), f32,
+                 tuple(range(r2))[::-1]),
+        Workload(f"sum {s}^2 f32 all", "reduction", ((s, s),), f32, "ab->"),
+        Workload(f"sum {s}^2 f32 axis 0", "reduction", ((s, s),), f32, "ab->b"),
+        Workload(f"sum {s}^2 f32 axis 1", "reduction", ((s, s),), f32, "ab->a"),
+        Workload(f"sum batched {s // 8}x{s // 8}x64 axis 1", "reduction",
+                 ((s // 8, s // 8, 64),), f32, "abc->ac"),
+        Workload(f"einsum bhqd,bhkd->bhqk b{b} h{h} q{q} d{d}", "batched",
+                 ((b, h, q, d), (b, h, q, d)), f32, "bhqd,bhkd->bhqk"),
+        Workload(f"einsum bhqk,bhkd->bhqd b{b} h{h} q{q} d{d}", "batched",
+                 ((b, h, q, q), (b, h, q, d)), f32, "bhqk,bhkd->bhqd"),
+        Workload(f"einsum bij,bjk->bik 100x{q - 1}x{d + 3}x{q - 3}", "batched",
+                 ((100, q - 1, d + 3), (100, d + 3, q - 3)) if big else
+                 ((10, q - 1, d + 3), (10, d + 3, q - 3)), f32, "bij,bjk->bik"),
+        Workload(f"einsum ab,asc,bsd->cd chi{chi} d4", "network",
+                 ((chi, chi), (chi, 4, chi), (chi, 4, chi)), f32, "ab,asc,bsd->cd"),
+        Workload(f"einsum awb,asc,wstv,btd->cvd chi{chi4} w{w} d4", "network",
+                 ((chi4, w, chi4), (chi4, 4, chi4), (w, 4, 4, w), (chi4, 4, chi4)), f32,
+                 "awb,asc,wstv,btd->cvd"),
+        Workload(f"einsum ijk,jkl,klm->im {i},{j},{k},{m}", "network",
+                 ((i, j, k), (j, k, j), (k, j, m)), f32, "ijk,jkl,klm->im"),
+        Workload(f"matmul f32 {g}", "gemm", ((g, g), (g, g)), f32, "ij,jk->ik"),
+        Workload(f"matmul c32 {gc}", "gemm", ((gc, gc), (gc, gc)), c32, "ij,jk->ik"),
+        Workload(f"MPS norm chi{mps} {sites} sites", "network",
+                 ((mps, mps), (mps, 2, mps), (mps, 2, mps)), f32, "ab,asc,bsd->cd", reps=3,
+                 repeat=sites),
+        Workload(f"100 chained {chain}^3 dot_generals", "chain", ((chain, chain),) * 2, f32,
+                 "ij,jk->ik", reps=3, repeat=100),
+    ]
+
+
+def reference(case: Workload, arrays: list[np.ndarray]) -> np.ndarray:
+    """numpy's result of one call on the same values."""
+    if isinstance(case.spec, tuple):
+        return np.transpose(arrays[0], case.spec)
+    if case.kind == "chain":
+        acc = arrays[0]
+        for _ in range(case.repeat):
+            acc = acc @ arrays[1]
+        return acc
+    if case.repeat > 1:  # the MPS norm: the environment carried over the sites
+        env, a, a2 = arrays
+        for _ in range(case.repeat):
+            env = np.einsum(case.spec, env, a, a2)
+        return env
+    return np.einsum(case.spec, *arrays, optimize=True)
+
+
+def checked(case: Workload) -> bool:
+    return case.bytes // case.repeat <= CHECK_MAX_BYTES and case.flops <= CHECK_MAX_FLOPS
+
+
+def call_ours(case: Workload) -> Callable[..., Any]:
+    """One call on this package's device tensors (enqueued; nothing waits)."""
+    import tenferro_web as tw
+
+    if isinstance(case.spec, tuple):
+        return lambda x: tw.transpose(x, case.spec)
+    if case.kind == "chain":
+        def chain(x, w):
+            for _ in range(case.repeat):
+                x = tw.dot_general(x, w, [1], [0])
+            return x
+        return chain
+    if case.repeat > 1:
+        def sites(env, a, a2):
+            for _ in range(case.repeat):
+                env = tw.einsum_sync(case.spec, env, a, a2)
+            return env
+        return sites
+    return lambda *xs: tw.einsum_sync(case.spec, *xs)
+
+
+def call_torch(case: Workload) -> Callable[..., Any]:
+    import torch
+
+    if isinstance(case.spec, tuple):
+        return lambda x: x.permute(*case.spec).contiguous()
+    if case.kind == "chain":
+        def chain(x, w):
+            for _ in range(case.repeat):
+                x = x @ w
+            return x
+        return chain
+    if case.repeat > 1:
+        def sites(env, a, a2):
+            for _ in range(case.repeat):
+                env = torch.einsum(case.spec, env, a, a2)
+            return env
+        return sites
+    if case.kind == "reduction":
+        summed = [n for n, label in enumerate(case.spec.split("->")[0])
+                  if label not in case.spec.split("->")[1]]
+        return lambda x: x.sum(dim=summed)
+    return lambda *xs: torch.einsum(case.spec, *xs)
+
+
+async def timed(call: Callable[[], Any], wait: Callable[[], Any], reps: int) -> float:
+    """Seconds per call by the module's rule (``wait`` is the lane's host barrier)."""
+    call()
+    await wait()
+    warm_until = time.perf_counter() + WARMUP_SECONDS
+    while time.perf_counter() < warm_until:
+        for _ in range(reps):
+            call()
+        await wait()
+    times = []
+    for _ in range(TRIALS):
+        start = time.perf_counter()
+        for _ in range(reps):
+            call()
+        await wait()
+        times.append((time.perf_counter() - start) / reps)
+    return statistics.median(times)
+
+
+def row(case: Workload, lane: str, seconds: float, kernel: float | None, **extra) -> dict:
+    return {"case": case.name, "kind": case.kind, "lane": lane, "seconds": seconds,
+            "kernel_seconds": kernel, "bytes": case.bytes, "flops": case.flops, **extra}
+
+
+def describe(r: dict) -> str:
+    kernel = f"kernels {r['kernel_seconds'] * 1e3:8.3f} ms" if r["kernel_seconds"] else ""
+    rate = f"{r['bytes'] / r['seconds'] / 1e9:9.1f} GB/s" if r["kind"] in (
+        "permutation", "reduction") else f"{r['flops'] / r['seconds'] / 1e9:9.1f} GFLOP/s"
+    return f"{r['lane']:<7}{r['case']:<48}{r['seconds'] * 1e3:9.3f} ms {rate}  {kernel}"
+
+
+async def run_ours(rt, lane: str, cases: list[Workload], log=print) -> list[dict]:
+    timestamps = "timestamp-query" in rt.adapter.features
+    rows = []
+    for case in cases:
+        arrays = case.operands()
+        tensors = [rt.upload(a) for a in arrays]
+        call = call_ours(case)
+        seconds = await timed(lambda c=call, t=tensors: c(*t), rt.synchronize, case.reps)
+        kernel = None
+        if timestamps:
+            async with rt.kernel_timer() as timer:
+                for _ in range(case.reps):
+                    call(*tensors)
+            kernel = timer.seconds / case.reps
+        error = None
+        if checked(case):
+            got = await call(*tensors).download()
+            want = reference(case, arrays)
+            scale = float(np.max(np.abs(want))) if want.size else 1.0
+            error = float(np.max(np.abs(got - want)) / scale) if want.size else 0.0
+            if error > 1e-4:
+                raise AssertionError(f"{case.name}: relative error {error:.2e} against numpy")
+        rows.append(row(case, lane, seconds, kernel, relative_error=error))
+        log(describe(rows[-1]))
+    return rows
+
+
+async def run_torch(cases: list[Workload], log=print) -> list[dict]:
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    async def wait() -> None:
+        torch.cuda.synchronize()
+
+    rows = []
+    for case in cases:
+        tensors = [torch.from_numpy(a).cuda() for a in case.operands()]
+        call = call_torch(case)
+        seconds = await timed(lambda c=call, t=tensors: c(*t), wait, case.reps)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(case.reps):
+            call(*tensors)
+        end.record()
+        torch.cuda.synchronize()
+        rows.append(row(case, "torch", seconds, start.elapsed_time(end) / 1e3 / case.reps))
+        log(describe(rows[-1]))
+    return rows
+
+
+async def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="small", choices=["small", "h200"])
+    parser.add_argument("--lane", default="native", choices=["native", "torch"],
+                        help="in CPython: this package on wgpu-native, or torch on CUDA")
+    parser.add_argument("--kernels", default="auto", choices=["auto", "cpu", "gpu"])
+    parser.add_argument("--only", default="", help="cases whose name contains this")
+    args = parser.parse_args(argv)
+    cases = [c for c in workloads(args.size) if args.only in c.name]
+    log = lambda line: print(line, flush=True)  # noqa: E731
+    if args.lane == "torch" and sys.platform != "emscripten":
+        rows = await run_torch(cases, log)
+    else:
+        import tenferro_web as tw
+
+        if sys.platform == "emscripten":
+            rt, lane = await tw.WebGpuRuntime.create(kernels=args.kernels), "dawn"
+        else:
+            rt, lane = tw.WebGpuRuntime.native(kernels=args.kernels), "native"
+        log(f"{lane}: {rt.adapter.vendor} {rt.adapter.description}, kernels "
+            f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
+        rows = await run_ours(rt, lane, cases, log)
+    print("RESULT " + json.dumps({"rows": rows}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1:])))
