@@ -44,7 +44,7 @@ const BK: u32 = {{BK}}u;
 const BUFFERS: u32 = {{BUFFERS}}u;
 const A_K_FAST: bool = {{A_K_FAST}};
 const B_K_FAST: bool = {{B_K_FAST}};
-const LANES: u32 = {{LANES}}u;  // scalars per 16-byte vector
+// LANES (scalars per 16-byte vector) comes from scalar_{{SCALAR}}.wgsl.
 const W: u32 = 16u;
 const BM: u32 = W * TM;
 const BN: u32 = W * TN;

@@ -22,3 +22,10 @@ fn with_lane(v: vec4<f32>, e: u32, x: vec2<f32>) -> vec4<f32> {
   w[2u * e + 1u] = x.y;
   return w;
 }
+
+// Sum kernels read 16 bytes at a time: LANES scalars per vec4<f32>.
+const LANES = 2u;
+
+fn lanes_sum(v: vec4<f32>) -> vec2<f32> {
+  return v.xy + v.zw;
+}

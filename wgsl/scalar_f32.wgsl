@@ -22,3 +22,10 @@ fn with_lane(v: vec4<f32>, e: u32, x: f32) -> vec4<f32> {
   w[e] = x;
   return w;
 }
+
+// Sum kernels read 16 bytes at a time: LANES scalars per vec4<f32>.
+const LANES = 4u;
+
+fn lanes_sum(v: vec4<f32>) -> f32 {
+  return (v.x + v.y) + (v.z + v.w);
+}

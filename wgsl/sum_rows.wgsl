@@ -2,14 +2,22 @@
 //   out[m + c * M] = sum over k in chunk c of x[offset + m * m_stride + k * k_stride]
 // Reads are consecutive across invocations when m_stride is 1, and within one when k_stride
 // is. No workgroup memory, no barriers: CPU adapters prefer it, and GPUs when there are many
-// outputs. With several chunks, `out` is a temporary that reduce_chunks adds up.
+// outputs. With VEC (m_stride 1; offset, k_stride and M multiples of LANES) an invocation
+// sums LANES neighbouring outputs with 16-byte loads. With several chunks, `out` holds partial
+// sums that a second pass adds up.
 // params: [M, K, chunk length, chunks, offset, m_stride, k_stride] (the last three signed)
 
 #include "scalar_{{SCALAR}}.wgsl"
 #include "grid.wgsl"
 
+#if VEC
+alias Load = vec4<f32>;
+#else
+alias Load = Scalar;
+#endif
+
 @group(0) @binding(0) var<storage, read> params: array<u32>;
-@group(0) @binding(1) var<storage, read> x: array<Scalar>;
+@group(0) @binding(1) var<storage, read> x: array<Load>;
 @group(0) @binding(2) var<storage, read_write> out: array<Scalar>;
 
 @compute @workgroup_size(256)
@@ -17,7 +25,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let i = workgroup_index(wid, nwg) * 256u + lid;
+#if VEC
+  let m_count = params[0] / LANES;  // loads per row of outputs
+  let width = LANES;
+#else
   let m_count = params[0];
+  let width = 1u;
+#endif
   if (i >= m_count * params[3]) {
     return;
   }
@@ -25,10 +39,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let c = i / m_count;
   let k_begin = c * params[2];
   let k_len = min(params[2], params[1] - k_begin);
-  let k_stride = bitcast<i32>(params[6]);
-  var at = bitcast<i32>(params[4]) + i32(m) * bitcast<i32>(params[5]) + i32(k_begin) * k_stride;
+  let k_stride = bitcast<i32>(params[6]) / i32(width);
+  var at = bitcast<i32>(params[4]) / i32(width) + i32(m) * bitcast<i32>(params[5])
+      + i32(k_begin) * k_stride;
   // Four partial sums: shorter dependency chains, and a little less rounding for long K.
-  var total = array<Scalar, 4>();
+  var total = array<Load, 4>();
   var k = 0u;
   for (; k + 4u <= k_len; k += 4u) {
     total[0] += x[at];
@@ -41,5 +56,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     total[0] += x[at];
     at += k_stride;
   }
-  out[i] = (total[0] + total[1]) + (total[2] + total[3]);
+  let sum = (total[0] + total[1]) + (total[2] + total[3]);
+#if VEC
+  for (var e = 0u; e < LANES; e++) {
+    out[m * LANES + e + c * params[0]] = lane_of(sum, e);
+  }
+#else
+  out[i] = sum;
+#endif
 }

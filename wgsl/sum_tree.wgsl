@@ -1,10 +1,12 @@
 // Sums over the K axis of a strided operand, one workgroup per (output, chunk of K): its WG
-// invocations (lowering/reduce.py chooses WG) read the chunk WG apart (consecutive when
-// k_stride is 1), then add up their partial sums as a tree in workgroup memory, or, with
-// SUBGROUPS, each subgroup adds its own (subgroupAdd) and invocation 0 adds up those, after a
-// single barrier. Either way the order of the additions is fixed: results repeat bit for bit.
+// invocations read the chunk WG apart (consecutive when k_stride is 1), then add up their
+// partial sums as a tree in workgroup memory, or, with SUBGROUPS, each subgroup adds its own
+// (subgroupAdd) and invocation 0 adds up those, after a single barrier. With VEC (k_stride is
+// 1), the chunk is read 16 bytes at a time: LANES scalars per load, the loads that straddle
+// the chunk's ends masked lane by lane, so any offset and length work. Either way the order of
+// the additions is fixed: results repeat bit for bit.
 //   out[m + c * M] = sum over k in chunk c of x[offset + m * m_stride + k * k_stride]
-// With several chunks, `out` is a temporary that reduce_chunks adds up.
+// With several chunks, `out` holds partial sums that a second pass adds up.
 // params: [M, K, chunk length, chunks, offset, m_stride, k_stride] (the last three signed)
 
 #if SUBGROUPS
@@ -14,7 +16,11 @@ enable subgroups;
 #include "grid.wgsl"
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
+#if VEC
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+#else
 @group(0) @binding(1) var<storage, read> x: array<Scalar>;
+#endif
 @group(0) @binding(2) var<storage, read_write> out: array<Scalar>;
 
 const WG = {{WG}}u;
@@ -37,12 +43,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   }
   let k_begin = c * params[2];
   let k_end = min(k_begin + params[2], params[1]);
-  let k_stride = bitcast<i32>(params[6]);
   let base = bitcast<i32>(params[4]) + i32(m) * bitcast<i32>(params[5]);
   var total = Scalar();
+#if VEC
+  // Elements [first, last) of x; lowering checked that they are in bounds (first >= 0).
+  let first = u32(base) + k_begin;
+  let last = u32(base) + k_end;
+  let v_end = (last + LANES - 1u) / LANES;
+  var whole = vec4<f32>();
+  for (var v = first / LANES + lid; v < v_end; v += WG) {
+    let q = x[v];
+    if (v * LANES >= first && v * LANES + LANES <= last) {
+      whole += q;
+    } else {
+      for (var e = 0u; e < LANES; e++) {
+        let i = v * LANES + e;
+        if (i >= first && i < last) {
+          total += lane_of(q, e);
+        }
+      }
+    }
+  }
+  total += lanes_sum(whole);
+#else
+  let k_stride = bitcast<i32>(params[6]);
   for (var k = k_begin + lid; k < k_end; k += WG) {
     total += x[base + i32(k) * k_stride];
   }
+#endif
 #if SUBGROUPS
   // A subgroup's invocations need not have consecutive indices: its first one stores the
   // subgroup's sum at its own index, the others zero.

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from ..layout import ViewLayout, view_extent
 from ..planning.dot_general_plan import DotGeneralPlan
-from .gemm import launch_into_output, lower_dot_general, operand_slot
+from .gemm import OUT, ReduceSpec, lower_dot_general, operand_slot
 from .kernels import KernelKey
 from .profile import AdapterProfile
-from .program import Operation, Program
+from .program import Launch, Operation, Program
 from .words import check_index_span, i32, u32
 
 WG_1D = 256
@@ -34,22 +34,30 @@ ROWS_MIN_OUTPUTS = 4096  # outputs that keep a GPU busy with one invocation each
 CPU_GEMM_MIN_OUTPUTS = 64  # outputs that keep a CPU adapter's threads busy in the GEMM path
 CPU_INVOCATIONS = 256  # invocations a sum with few outputs is spread over on a CPU adapter
 ROWS_MAX_K = 32  # sums this short are not worth a workgroup each
-# sum_tree's workgroup size: 64, not 256, is two fewer barrier levels and four times the
-# reads per invocation (5x faster on SwiftShader, where barriers are dear; bench/sums.py).
-TREE_WG = 64
-CHUNK_MIN = 16 * TREE_WG  # K per chunk: at least sixteen reads per invocation of a tree
-TREE_TARGET_GROUPS = 512  # workgroups a long sum is spread over, across outputs and chunks
+# The GPU family's sizes (chosen on the H200, bench/workloads.py): a GPU hides memory latency
+# only with many loads in flight, so a sum is spread over enough workgroups, or invocations, to
+# fill any GPU, and its partial sums are added up by a second, small pass.
+TREE_WG = 256
+CHUNK_MIN = 16 * TREE_WG  # K per chunk of a tree: at least sixteen reads per invocation
+TREE_TARGET_GROUPS = 8192  # workgroups a long sum is spread over, across outputs and chunks
+ROWS_TARGET_INVOCATIONS = 1 << 20  # invocations of sum_rows, across outputs and chunks
+ROWS_MIN_CHUNK = 64  # K per chunk of sum_rows: at least this many reads per invocation
+LANES = {"f32": 4, "c32": 2}  # scalars per 16-byte load
 
 
 @dataclass(frozen=True)
 class SumSpec:
     """``sum_tree`` (a workgroup per output and chunk) or ``sum_rows`` (an invocation per
-    output and chunk): sums over chunks of K of ``x[offset + m * m_stride + k * k_stride]``
-    for m < M, written ``out[m + c * M]`` (the output itself when there is one chunk)."""
+    output and chunk, or per LANES outputs with ``vec``): sums over chunks of K of
+    ``x[offset + m * m_stride + k * k_stride]`` for m < M, written ``out[m + c * M]`` (the
+    output itself when there is one chunk). ``vec``: 16-byte loads (sum_tree: along K, whose
+    stride is 1; sum_rows: along M, whose stride is 1, with offset, k_stride and M multiples of
+    LANES)."""
 
     scalar: str
     tree: bool
     subgroups: bool  # sum_tree adds up each subgroup's partial sums with subgroupAdd
+    vec: bool
     m: int
     k: int
     offset: int
@@ -60,6 +68,11 @@ class SumSpec:
     def __post_init__(self) -> None:
         if self.m <= 0 or self.k <= 0 or not 0 < self.chunk <= self.k:
             raise ValueError(f"malformed sum {self}")
+        lanes = LANES[self.scalar]
+        if self.vec and (self.k_stride != 1 if self.tree else (
+                self.m_stride != 1 or self.offset % lanes or self.k_stride % lanes
+                or self.m % lanes)):
+            raise ValueError(f"a sum whose loads cannot be 16 bytes wide: {self}")
 
     @property
     def chunks(self) -> int:
@@ -69,13 +82,16 @@ class SumSpec:
     def key(self) -> KernelKey:
         if self.tree:
             return KernelKey.of("sum_tree", SCALAR=self.scalar, WG=TREE_WG,
-                                SUBGROUPS=str(self.subgroups).lower())
-        return KernelKey.of("sum_rows", SCALAR=self.scalar)
+                                SUBGROUPS=str(self.subgroups).lower(),
+                                VEC=str(self.vec).lower())
+        return KernelKey.of("sum_rows", SCALAR=self.scalar, VEC=str(self.vec).lower())
 
     @property
     def groups(self) -> int:
         outputs = self.m * self.chunks
-        return outputs if self.tree else -(-outputs // WG_1D)
+        if self.tree:
+            return outputs
+        return -(-(outputs // LANES[self.scalar] if self.vec else outputs) // WG_1D)
 
     def words(self, op: str) -> tuple[int, ...]:
         low, high = view_extent(op, (self.m, self.k), (self.m_stride, self.k_stride),
@@ -88,20 +104,36 @@ class SumSpec:
 
 
 def sum_spec(profile: AdapterProfile, scalar: str, m: int, k: int, offset: int, m_stride: int,
-             k_stride: int) -> SumSpec | None:
+             k_stride: int, split: bool = True) -> SumSpec | None:
     """The reduction kernel that fits the sum, or None where the GEMM path does (see the
-    module's docstring)."""
+    module's docstring); ``split=False``: in one chunk (the second pass over partial sums)."""
+    lanes = LANES[scalar]
+
     def spec(tree: bool, chunks: int) -> SumSpec:
-        return SumSpec(scalar, tree, tree and profile.subgroups, m, k, offset, m_stride,
+        vec = not profile.cpu and (k_stride == 1 if tree else (
+            m_stride == 1 and offset % lanes == 0 and k_stride % lanes == 0 and m % lanes == 0))
+        chunks = chunks if split else 1
+        return SumSpec(scalar, tree, tree and profile.subgroups, vec, m, k, offset, m_stride,
                        k_stride, -(-k // chunks))
 
     if profile.cpu:
         if m >= CPU_GEMM_MIN_OUTPUTS or k <= ROWS_MAX_K:
             return None
         return spec(False, max(1, min(-(-CPU_INVOCATIONS // m), k // WG_1D)))
-    if k <= ROWS_MAX_K or (m >= ROWS_MIN_OUTPUTS and (abs(k_stride) != 1 or k < CHUNK_MIN)):
+    if k <= ROWS_MAX_K:
         return spec(False, 1)
-    return spec(True, max(1, min(-(-k // CHUNK_MIN), TREE_TARGET_GROUPS // m)))
+    if m >= ROWS_MIN_OUTPUTS and (abs(k_stride) != 1 or k < CHUNK_MIN):
+        return spec(False, max(1, min(-(-ROWS_TARGET_INVOCATIONS // m), k // ROWS_MIN_CHUNK)))
+    return spec(True, max(1, min(-(-k // CHUNK_MIN), -(-TREE_TARGET_GROUPS // m))))
+
+
+def partial_sums_spec(profile: AdapterProfile, scalar: str, m: int,
+                      chunks: int) -> SumSpec | ReduceSpec:
+    """The second pass of a sum split into chunks: adds up ``partial[m + c * M]`` over c. On
+    GPUs a sum kernel in one chunk (a workgroup's tree for few, long sums); ``reduce_chunks``
+    (an invocation per output) on CPU adapters, as for the GEMM's split-K."""
+    second = None if profile.cpu else sum_spec(profile, scalar, m, chunks, 0, 1, m, split=False)
+    return second if second is not None else ReduceSpec(scalar, m, chunks)
 
 
 # A sum program has the slots of its dot_general: the operand, the ones, the output.
@@ -125,6 +157,14 @@ def lower_sum(op: str, profile: AdapterProfile, plan: DotGeneralPlan, layout: Vi
     temps: list[int] = []
     ops: list[Operation] = []
     src = operand_slot(op, profile, binding, layout, itemsize, SRC, temps, ops)
-    launch_into_output(op, profile, spec, (src,), plan.m, spec.chunks, scalar, itemsize, temps,
-                       ops)
+    if spec.chunks == 1:
+        ops.append(Launch.of(op, profile, spec, (src, OUT)))
+    else:
+        partial_bytes = plan.m * spec.chunks * itemsize
+        profile.check_binding(op, partial_bytes)
+        temps.append(partial_bytes)
+        partial = OUT + len(temps)
+        ops.append(Launch.of(op, profile, spec, (src, partial)))
+        ops.append(Launch.of(op, profile, partial_sums_spec(profile, scalar, plan.m, spec.chunks),
+                             (partial, OUT)))
     return Program(2, output_bytes, tuple(temps), tuple(ops))
