@@ -4,8 +4,9 @@ Case ``i`` of seed ``s`` is generated from ``numpy.random.default_rng([s, i])`` 
 case is reproduced by its (seed, index) pair on any lane. A case is a dot_general (ranks 1-4,
 batch axes anywhere, views with offsets, padding and negative strides, conj, F32 and C32, K
 around the split-K threshold and not a multiple of 4, M and N around every tile edge), a
-transpose, a compaction of a view, or an einsum (all of numpy's: diagonals, sums, broadcasting,
-ellipses, zero-size labels). Each case runs on every runtime given (one per
+transpose (ranks 1-10, extents around the tiles' 32), a compaction of a view, a sum over axes of
+a view (lengths around the reduction kernels' edges), or an einsum (all of numpy's: diagonals,
+sums, broadcasting, ellipses, zero-size labels). Each case runs on every runtime given (one per
 kernel family) and must equal numpy bit for bit: operands are integers in [-4, 4], so every
 partial sum is an exact integer in f32 whatever the summation order.
 
@@ -29,7 +30,10 @@ import tenferro_web as tw
 # chunks of 1125.5) and lengths that are not multiples of 4 at all.
 SPLIT_K = (8192, 8196, 9004, 8200, 12_292, 16_388, 8191, 8193, 12_289, 16_387)
 TILE_EDGES = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 66, 127, 128, 129, 130)
-KINDS = ("dot",) * 12 + ("transpose",) * 3 + ("compact",) * 2 + ("einsum",) * 3
+KINDS = ("dot",) * 12 + ("transpose",) * 4 + ("compact",) * 2 + ("einsum",) * 3 + ("sum",) * 2
+# Sum lengths around the reduction kernels' edges: sum_rows' short sums (32), a tree's chunk
+# (4096) and the 16-byte loads' lanes (odd lengths and offsets leave partial vectors).
+SUM_EXTENTS = (1, 3, 4, 7, 31, 32, 33, 64, 255, 1000, 4095, 4096, 4097, 9001, 70_001)
 LETTERS = "abcdefghij"
 # The lane a reproducer names: Pyodide runs the browser transport (Chromium, or Node + Dawn).
 LANE = "dawn" if sys.platform == "emscripten" else "native"
@@ -202,13 +206,16 @@ def dot_general_ref(lhs, rhs, lc, rc, lb=(), rb=(), lconj=False, rconj=False) ->
 
 def copy_case(rng: np.random.Generator, transpose: bool):
     dtype = np.dtype(rng.choice(["float32", "int32", "complex64", "bool"]))
-    rank = int(rng.integers(1, 5))
-    extents = (1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 64, 70)  # around transpose_tiled's 32
-    shape = [int(rng.choice(extents)) for _ in range(rank)]
+    if rng.random() < 0.3:  # many short axes: the tiles' groups of several axes
+        shape = [int(rng.choice((1, 2, 3, 4, 5, 8))) for _ in range(int(rng.integers(5, 11)))]
+    else:
+        rank = int(rng.integers(1, 6))
+        extents = (1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 64, 70)  # around the tiles' 32
+        shape = [int(rng.choice(extents)) for _ in range(rank)]
     while np.prod(shape) > 60_000:
         shape[int(np.argmax(shape))] = 3
     src = Operand(rng, shape, dtype, as_view=not transpose or rng.random() < 0.5)
-    perm = [int(p) for p in rng.permutation(rank)]
+    perm = [int(p) for p in rng.permutation(len(shape))]
 
     async def run(rt):
         x = src.device(rt)
@@ -265,6 +272,24 @@ def einsum_case(rng: np.random.Generator):
     return f"{dtype.name} einsum({spec!r}, {', '.join(map(repr, operands))})", run
 
 
+def sum_case(rng: np.random.Generator):
+    """``tw.sum`` over some axes of a view (any memory order, offsets, reversed axes) of up to
+    ~200k elements: long sums split into chunks and added up by a second pass."""
+    dtype = np.dtype(rng.choice(["float32", "complex64"]))
+    shape = [int(rng.choice(SUM_EXTENTS)) for _ in range(int(rng.integers(1, 4)))]
+    while np.prod(shape) > 200_000:
+        shape[int(np.argmax(shape))] = int(rng.choice((3, 7, 33)))
+    src = Operand(rng, shape, dtype, as_view=rng.random() < 0.6)
+    axes = tuple(int(a) for a in np.flatnonzero(rng.random(len(shape)) < 0.6)) or (0,)
+    wide = np.complex128 if dtype.kind == "c" else np.float64
+
+    async def run(rt):
+        got = await tw.sum(src.device(rt), axis=axes).download()
+        return got, src.host.astype(wide).sum(axis=axes).astype(dtype)
+
+    return f"{dtype.name} sum({src!r}, axis={axes})", run
+
+
 def make_case(seed: int, index: int) -> Case:
     rng = np.random.default_rng([seed, index])
     kind = str(rng.choice(KINDS))
@@ -272,6 +297,8 @@ def make_case(seed: int, index: int) -> Case:
         text, run = dot_case(rng)
     elif kind in ("transpose", "compact"):
         text, run = copy_case(rng, kind == "transpose")
+    elif kind == "sum":
+        text, run = sum_case(rng)
     else:
         text, run = einsum_case(rng)
     return Case(seed, index, kind, text, run)

@@ -115,6 +115,33 @@ def _tiled_transpose(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> No
     trace.writes.append(dst_idx)
 
 
+def _grouped_tiles(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
+    w = launch.words
+    tiles_a, tiles_b, batches, offset = w[0], w[1], w[2], signed(w[3])
+    extent_a, extent_b, n_a, n_b, n_rest = w[4:9]
+    axes = [(w[9 + 3 * i], signed(w[10 + 3 * i]), w[11 + 3 * i]) for i in range(n_a + n_b + n_rest)]
+    x, y, _ = launch.grid
+    assert x * y >= tiles_a * tiles_b * batches, "grid misses tiles"
+    assert tiles_a * 32 >= extent_a and tiles_b * 32 >= extent_b, "tiles miss the groups"
+
+    def offsets(index: np.ndarray, group: list[tuple[int, int, int]]):
+        rest, src_at, dst_at = index.copy(), np.zeros_like(index), np.zeros_like(index)
+        for extent, src_stride, dst_stride in group:
+            src_at += (rest % extent) * src_stride
+            dst_at += (rest % extent) * dst_stride
+            rest //= extent
+        return src_at, dst_at
+
+    f = np.arange(extent_a * extent_b * batches)
+    a_src, a_dst = offsets(f % extent_a, axes[:n_a])
+    b_src, b_dst = offsets(f // extent_a % extent_b, axes[n_a: n_a + n_b])
+    r_src, r_dst = offsets(f // (extent_a * extent_b), axes[n_a + n_b:])
+    src, dst = (bufs[s] for s in launch.buffers)
+    dst_idx = a_dst + b_dst + r_dst
+    dst[dst_idx] = src[offset + a_src + b_src + r_src]
+    trace.writes.append(dst_idx)
+
+
 def _reduce(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
     size, chunks = launch.words
     partial, out = (bufs[s] for s in launch.buffers)
@@ -125,9 +152,19 @@ def _sum(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
     m, k, chunk, chunks = launch.words[:4]
     offset, m_stride, k_stride = (signed(x) for x in launch.words[4:7])
     x, y, _ = launch.grid
-    per_group = 1 if launch.key.name == "sum_tree" else 256
-    assert x * y * per_group >= m * chunks, "grid misses outputs"
     src, out = (bufs[s] for s in launch.buffers)
+    const = dict(launch.key.constants)
+    # sum_rows with VEC: an invocation per 16 bytes of outputs (4 f32 or 2 c32)
+    lanes = 16 // src.itemsize if const.get("VEC") == "true" else 1
+    per_group = 1 if launch.key.name == "sum_tree" else 256 * lanes
+    assert x * y * per_group >= m * chunks, "grid misses outputs"
+    if const.get("VEC") == "true" and launch.key.name == "sum_rows":
+        assert m_stride == 1 and offset % lanes == 0 and k_stride % lanes == 0 and m % lanes == 0
+        words = src.itemsize // 4  # recorded as the index of the load's first 32-bit word
+        trace.vec4_starts.extend(("sum", (offset + kk * k_stride + i) * words)
+                                 for kk in range(k) for i in range(0, m, lanes))
+    if const.get("VEC") == "true" and launch.key.name == "sum_tree":
+        assert k_stride == 1, "a tree's 16-byte loads run along K"
     ranges = []
     wide = np.complex128 if np.iscomplexobj(src) else np.float64
     for c in range(chunks):
@@ -140,6 +177,7 @@ def _sum(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
 
 KERNELS = {"gemm_tiled": _gemm, "gemm_blocked": _gemm, "copy_strided": _strided_copy,
            "copy_strided_bytes": _strided_copy, "transpose_tiled": _tiled_transpose,
+           "permute_tiled": _grouped_tiles,
            "reduce_chunks": _reduce, "sum_rows": _sum, "sum_tree": _sum}
 
 

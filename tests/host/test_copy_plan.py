@@ -32,6 +32,27 @@ def test_size_one_axes_drop_and_partial_fusion():
     assert plan.kind is CopyKind.GENERIC
 
 
+def test_permutations_of_rank_3_and_more_tile_two_groups_of_axes():
+    # 64^4 by (3, 1, 0, 2): B is the destination's axis 0 (source axis 3), A the source's
+    # fastest of the others (source axis 0, now axis 2); the batch is the other two.
+    plan = transposed(dense((64,) * 4), [3, 1, 0, 2])
+    assert plan.kind is CopyKind.GROUPED and plan.groups == ((2,), (0,))
+    # rank 24 reversed, 2 each: five axes of 2 each side fill a 32 x 32 tile
+    plan = transposed(dense((2,) * 24), list(range(24))[::-1])
+    assert plan.kind is CopyKind.GROUPED
+    assert plan.groups == ((23, 22, 21, 20, 19), (0, 1, 2, 3, 4))
+
+
+def test_permutations_that_cannot_fill_a_tile_or_need_none_gather_their_elements():
+    # the destination's fastest axes are the source's fastest: already consecutive both ways
+    assert transposed(dense((64, 8, 8, 8)), [0, 2, 1, 3]).kind is CopyKind.GENERIC
+    # the source's fastest axes other than B's hold 16 elements: no tile; 32: a tile of two
+    assert transposed(dense((4, 4, 64)), [2, 1, 0]).kind is CopyKind.GENERIC
+    plan = transposed(dense((4, 8, 64)), [2, 1, 0])
+    assert plan.kind is CopyKind.GROUPED and plan.groups == ((2, 1), (0,))
+    assert transposed(dense((3, 5, 7)), [2, 1, 0]).kind is CopyKind.GENERIC
+
+
 def test_2d_transpose_is_tiled_and_equals_the_view_plan():
     t = transposed(dense((2, 3)), [1, 0])
     v = plan_copy(ViewLayout((3, 2), (2, 1), 0))

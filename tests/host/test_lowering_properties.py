@@ -231,8 +231,12 @@ def test_huge_broadcast_problems_lower_or_raise_limit_exceeded(m, n, k, batch, c
 
 @st.composite
 def copy_problems(draw):
-    rank = draw(st.integers(0, 4))
-    extents = st.sampled_from([1, 2, 3, 5, 16, 17, 31, 32, 33, 65])  # 32: transpose tiles
+    if draw(st.booleans()):
+        rank = draw(st.integers(0, 4))
+        extents = st.sampled_from([1, 2, 3, 5, 16, 17, 31, 32, 33, 65])  # 32: transpose tiles
+    else:  # many short axes: tiles over groups of several axes
+        rank = draw(st.integers(5, 9))
+        extents = st.sampled_from([1, 2, 3, 4, 5])
     shape = tuple(draw(st.lists(extents, min_size=rank, max_size=rank)))
     if np.prod(shape, dtype=np.int64) > 20_000:
         shape = tuple(min(d, 5) for d in shape)
@@ -313,15 +317,40 @@ def test_sums_choose_their_kernel_by_the_operand():
         return [o.key.name for o in lower_sum(OP, profile, *_sum_plan(shape, axes)).ops]
 
     # A full sum spreads over many invocations, then adds up the chunks: without barriers on
-    # CPU adapters, as trees in workgroup memory on GPUs.
+    # CPU adapters, as trees in workgroup memory on GPUs (the partial sums too: one tree).
     assert kernels(cpu, (4096, 4096), (0, 1)) == ["sum_rows", "reduce_chunks"]
-    assert kernels(gpu, (4096, 4096), (0, 1)) == ["sum_tree", "reduce_chunks"]
-    # Many outputs: the register-blocked GEMM on CPU adapters; on GPUs one invocation per
-    # output when K is not consecutive or short, a workgroup per output when it is long.
+    assert kernels(gpu, (4096, 4096), (0, 1)) == ["sum_tree", "sum_tree"]
+    # Many outputs: the register-blocked GEMM on CPU adapters; on GPUs invocations per output
+    # and chunk of K when K is not consecutive or short (then an invocation per output adds
+    # the chunks up), a workgroup per output when it is long.
     assert kernels(cpu, (2048, 2048), (1,)) == ["gemm_blocked"]
-    assert kernels(gpu, (8192, 512), (1,)) == ["sum_rows"]
-    assert kernels(gpu, (512, 8192), (0,)) == ["sum_rows"]
-    assert kernels(gpu, (8192, 512), (0,)) == ["sum_tree"]
+    assert kernels(gpu, (8192, 512), (1,)) == ["sum_rows", "sum_rows"]
+    assert kernels(gpu, (512, 8192), (0,)) == ["sum_rows", "sum_rows"]
+    assert kernels(gpu, (8192, 8192), (0,)) == ["sum_tree"]
+    assert kernels(gpu, (8192, 32), (1,)) == ["sum_rows"]
+
+
+def test_gpu_sums_read_16_bytes_at_a_time_where_the_layout_allows():
+    """sum_tree along a consecutive K (any offset: its loads straddling the chunk's ends are
+    masked); sum_rows across consecutive outputs whose offset, K stride and count are whole
+    vectors; the scalar kernels otherwise, and always on CPU adapters."""
+    gpu, cpu = AdapterProfile(cpu=False), AdapterProfile(cpu=True)
+
+    def vec(profile, shape, axes, offset=0):
+        plan, view, ones = _sum_plan(shape, axes)
+        if offset:
+            view = ViewLayout(view.shape, view.strides, offset)
+            plan = plan_dot_general(DType.F32, view, DType.F32, ones,
+                                    DotGeneralConfig.of(axes, range(len(axes)), (), ()))
+        return [dict(o.key.constants).get("VEC") for o in lower_sum(OP, profile, plan, view,
+                                                                     ones).ops]
+
+    assert vec(gpu, (8192, 8192), (0,)) == ["true"]
+    assert vec(gpu, (8192, 8192), (0,), offset=3) == ["true"]
+    assert vec(gpu, (8192, 512), (1,)) == ["true", "true"]
+    assert vec(gpu, (8190, 512), (1,)) == ["false", "false"]  # 8190 outputs: not whole vectors
+    assert vec(gpu, (8192, 512), (1,), offset=1) == ["false", "true"]  # the partials: aligned
+    assert vec(cpu, (4096, 4096), (0, 1)) == ["false", None]
 
 
 def test_tiny_matrices_get_the_strided_gather_not_tiles():

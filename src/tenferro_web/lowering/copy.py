@@ -1,9 +1,11 @@
 """Lowering of copy plans (transpose, compaction, dot_general packing) to kernels.
 
-The kernel is chosen to fit the plan: a plain buffer copy for LINEAR plans, the workgroup-tile
-transpose only on GPUs and only when both matrix extents fill a 32 x 32 tile (a tile with 2 x 2
-useful elements would leave almost every invocation idle at a barrier), and the strided gather
-for the rest. Every kernel indexes in 32-bit words: the spans and parameters are checked here.
+The kernel is chosen to fit the plan: a plain buffer copy for LINEAR plans; on GPUs the
+workgroup-tile transpose for TILED plans whose matrix extents fill a 32 x 32 tile (a tile with
+2 x 2 useful elements would leave almost every invocation idle at a barrier), and the grouped
+tile for GROUPED plans; the strided gather for the rest, and for every plan on CPU adapters
+(barriers cost them more than coalescing saves). Every kernel indexes in 32-bit words: the spans
+and parameters are checked here.
 """
 
 from __future__ import annotations
@@ -13,14 +15,13 @@ from dataclasses import dataclass
 
 from ..dtypes import DType
 from ..layout import ViewLayout, view_extent
-from ..planning.copy_plan import CopyKind, CopyPlan, plan_copy
+from ..planning.copy_plan import TILE, CopyKind, CopyPlan, plan_copy
 from .kernels import KernelKey
 from .profile import AdapterProfile
 from .program import BufferCopy, Launch, Operation, Program
 from .words import check_index_span, i32, u32
 
 WG_1D = 256
-TILE = 32
 # transpose_tiled's workgroup is 32 x TILE_ROWS invocations, each moving 32 / TILE_ROWS elements.
 # Fewer invocations per tile make CPU adapters pay for fewer barriers (SwiftShader, 1024^2:
 # 515 / 276 / 159 / 88 ms with ROWS 8 / 4 / 2 / 1; the strided gather 42 ms); on the H200 every
@@ -106,12 +107,72 @@ class TiledTransposeSpec:
                 u32(op, "batch", self.batch))
 
 
+@dataclass(frozen=True)
+class GroupedTileSpec:
+    """``permute_tiled``: a 32 x 32 tile per workgroup over the groups of axes ``a`` (the
+    source's fastest) and ``b`` (the destination's fastest), batched over the other axes; the
+    destination is compact column-major over ``dims``."""
+
+    itemsize: int
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int
+    a: tuple[int, ...]
+    b: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if self.itemsize not in _ELEMENT_TYPE or not self.a or not self.b \
+                or set(self.a) & set(self.b):
+            raise ValueError(f"malformed grouped tile {self}")
+
+    @property
+    def rest(self) -> tuple[int, ...]:
+        return tuple(axis for axis in range(len(self.dims))
+                     if axis not in self.a and axis not in self.b)
+
+    def extent(self, axes: tuple[int, ...]) -> int:
+        count = 1
+        for axis in axes:
+            count *= self.dims[axis]
+        return count
+
+    @property
+    def tiles(self) -> tuple[int, int, int]:
+        return (-(-self.extent(self.a) // TILE), -(-self.extent(self.b) // TILE),
+                self.extent(self.rest))
+
+    @property
+    def key(self) -> KernelKey:
+        return KernelKey.of("permute_tiled", ELEM=_ELEMENT_TYPE[self.itemsize], ROWS=TILE_ROWS)
+
+    @property
+    def groups(self) -> int:
+        tiles_a, tiles_b, batches = self.tiles
+        return tiles_a * tiles_b * batches
+
+    def words(self, op: str) -> tuple[int, ...]:
+        low, high = view_extent(op, self.dims, self.strides, self.offset)
+        check_index_span(op, "the permutation source", low, high)
+        dst_strides = [1]
+        for d in self.dims[:-1]:
+            dst_strides.append(dst_strides[-1] * d)
+        check_index_span(op, "the permutation destination", 0,
+                         self.extent(tuple(range(len(self.dims)))) - 1)
+        axes = (*self.a, *self.b, *self.rest)
+        return (*(u32(op, "tiles", n) for n in self.tiles), i32(op, "offset", self.offset),
+                u32(op, "extent", self.extent(self.a)), u32(op, "extent", self.extent(self.b)),
+                len(self.a), len(self.b), len(self.rest),
+                *(w for axis in axes for w in (u32(op, "extent", self.dims[axis]),
+                                               i32(op, "stride", self.strides[axis]),
+                                               u32(op, "stride", dst_strides[axis]))))
+
+
 def copy_ops(op: str, profile: AdapterProfile, plan: CopyPlan, itemsize: int, src: int,
              dst: int) -> tuple[Operation, ...]:
     """The operations that fill slot ``dst`` (compact) from the view of slot ``src``."""
     if plan.size == 0:
         return ()
-    spec: StridedCopySpec | TiledTransposeSpec
+    spec: StridedCopySpec | TiledTransposeSpec | GroupedTileSpec
     if itemsize == 1:
         # WGSL has no 8-bit storage: every 1-byte copy goes through the word-assembling kernel.
         spec = StridedCopySpec(1, plan.size, plan.src_offset, plan.dims, plan.src_strides)
@@ -122,6 +183,9 @@ def copy_ops(op: str, profile: AdapterProfile, plan: CopyPlan, itemsize: int, sr
         # more than they save.
         batch = plan.dims[2] if plan.rank == 3 else 1
         spec = TiledTransposeSpec(itemsize, plan.dims[0], plan.dims[1], batch, plan.src_offset)
+    elif plan.kind is CopyKind.GROUPED and not profile.cpu:
+        spec = GroupedTileSpec(itemsize, plan.dims, plan.src_strides, plan.src_offset,
+                               *plan.groups)
     else:
         spec = StridedCopySpec(itemsize, plan.size, plan.src_offset, plan.dims, plan.src_strides)
     return (Launch.of(op, profile, spec, (src, dst)),)
