@@ -126,3 +126,31 @@ def test_a_refused_allocation_empties_the_free_pools_and_retries_once():
     # With nothing left to give back, the refusal reaches the caller under its op's name.
     with pytest.raises(OutOfDeviceMemory, match="^dot_general: no room for 8388608 bytes"):
         pool.acquire("dot_general", 8 * mib, False)
+
+
+def test_the_default_storage_pool_keeps_what_the_workload_has_held():
+    """A loop over a 300 MiB output: under a fixed 256 MiB cap every output is destroyed after
+    the submit and the next allocated afresh (the device clears each new buffer); the default
+    pool is sized from the most the workload held at once, so the outputs are reused."""
+    mib = 1 << 20
+    profile = AdapterProfile(cpu=False, max_storage_binding=1 << 31, max_buffer=1 << 31)
+
+    def loop(pool, calls=4):
+        operand, _ = pool.acquire("upload", 300 * mib, True)
+        previous = None
+        for _ in range(calls):
+            out = pool.acquire("transpose", 300 * mib, False)
+            if previous:
+                pool.release(*previous)
+            pool.after_submit()  # a large op is submitted at once
+            previous = out
+        return pool
+
+    fixed_transport, default_transport = RecordingTransport(), RecordingTransport()
+    fixed = loop(BufferPool(fixed_transport, profile, storage_cap=256 * mib))
+    assert len(fixed_transport.created) == 1 + 4 and fixed.storage_cap == 256 * mib
+    default = loop(BufferPool(default_transport, profile))
+    assert len(default_transport.created) == 1 + 2  # the operand and two outputs in turn
+    assert default.storage_cap == default.held_peak == 900 * mib
+    # Small workloads keep the floor.
+    assert BufferPool(RecordingTransport(), profile).storage_cap == 256 * mib

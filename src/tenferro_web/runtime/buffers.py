@@ -4,8 +4,14 @@ readback, each pool bounded in bytes.
 Storage buffers released while the pending command stream may still read them can be the
 output of a later op at once (the GPU runs the stream in order), but not the target of an
 upload: queue writes run before the pending stream is submitted. They return to the free pool
-after the next submit. Free buffers past ``storage_cap`` bytes, and staging buffers past
+after the next submit. Free buffers past the storage cap, and staging buffers past
 ``staging_cap`` bytes (least recently used first), are destroyed.
+
+The storage cap is a page's fixed ``storage_cap``, or, by default (None), sized from the
+workload: the most bytes of storage it has held at once, and at least STORAGE_CAP. A workload
+whose outputs are larger than a fixed cap would allocate (and the device clear) every output
+afresh; the device has already granted this much, and when it refuses an allocation the free
+pools are emptied and the allocation tried once more before OutOfDeviceMemory.
 
 New buffers are listed in ``created`` until the device has answered their allocation (the
 browser answers asynchronously; see Device.settle_allocations). A transport that refuses an
@@ -20,7 +26,7 @@ from ..errors import OutOfDeviceMemory
 from ..lowering.profile import AdapterProfile, binding_size
 from ..transport.protocol import Transport
 
-STORAGE_CAP = 256 << 20
+STORAGE_CAP = 256 << 20  # the least the default (workload-sized) storage pool keeps
 STAGING_CAP = 64 << 20
 
 
@@ -40,11 +46,13 @@ def size_class(n: int, max_binding: int) -> int:
 
 class BufferPool:
     def __init__(self, transport: Transport, profile: AdapterProfile,
-                 storage_cap: int = STORAGE_CAP, staging_cap: int = STAGING_CAP):
+                 storage_cap: int | None = None, staging_cap: int = STAGING_CAP):
         self.transport = transport
         self.profile = profile
-        self.storage_cap = storage_cap
+        self.fixed_storage_cap = storage_cap
         self.staging_cap = staging_cap
+        self.held = 0  # storage bytes acquired and not yet back in the free pool
+        self.held_peak = 0
         self.free: dict[int, list[int]] = defaultdict(list)
         self.free_bytes = 0
         # Released since the last submit, by capacity: outputs of later ops, not uploads.
@@ -65,6 +73,12 @@ class BufferPool:
         self.created.append((buffer_id, capacity))
         return buffer_id
 
+    @property
+    def storage_cap(self) -> int:
+        if self.fixed_storage_cap is not None:
+            return self.fixed_storage_cap
+        return max(STORAGE_CAP, self.held_peak)
+
     def trim(self) -> None:
         """Give every free buffer back to the device (after it refused an allocation)."""
         for ids in self.free.values():
@@ -80,8 +94,10 @@ class BufferPool:
     def forget(self, refused: set[int]) -> None:
         """Drop buffers whose allocation the device refused from every free list (they are
         destroyed; tensors that still hold one destroy it on release)."""
-        for ids in self.released.values():
-            ids[:] = [i for i in ids if i not in refused]
+        for capacity, ids in self.released.items():
+            kept = [i for i in ids if i not in refused]
+            self.held -= capacity * (len(ids) - len(kept))
+            ids[:] = kept
         for buffer_id in refused:
             self.transport.destroy_buffer(buffer_id)
         self.trim()
@@ -98,15 +114,25 @@ class BufferPool:
         free = self.free.get(capacity)
         if free:
             self.free_bytes -= capacity
-            return free.pop(), capacity
-        return self.create(op, capacity, False), capacity
+            buffer_id = free.pop()
+        else:
+            buffer_id = self.create(op, capacity, False)
+        self.held += capacity
+        self.held_peak = max(self.held_peak, self.held)
+        return buffer_id, capacity
 
     def release(self, buffer_id: int, capacity: int) -> None:
         self.released[capacity].append(buffer_id)
 
+    def discard(self, buffer_id: int, capacity: int) -> None:
+        """Destroy a held buffer whose allocation the device refused."""
+        self.held -= capacity
+        self.transport.destroy_buffer(buffer_id)
+
     def after_submit(self) -> None:
         """The submitted stream holds what it reads: released buffers are free again."""
         for capacity, ids in self.released.items():
+            self.held -= capacity * len(ids)
             for buffer_id in ids:
                 if self.free_bytes + capacity > self.storage_cap:
                     self.transport.destroy_buffer(buffer_id)

@@ -91,7 +91,7 @@ class Device:
     """Shared by a runtime and its clones: the device and everything allocated on it."""
 
     def __init__(self, transport: Transport, ordinal: int, kernels: str,
-                 pool_caps: tuple[int, int]):
+                 pool_caps: tuple[int | None, int]):
         self.transport = transport
         self.ordinal = ordinal
         self.identity = RuntimeIdentity(next(_runtime_tokens))
@@ -228,7 +228,7 @@ class Device:
         if self.closed or self.lost:
             return
         if buffer_id in self.refused:
-            self.transport.destroy_buffer(buffer_id)
+            self.buffers.discard(buffer_id, capacity)
         else:
             self.buffers.release(buffer_id, capacity)
 

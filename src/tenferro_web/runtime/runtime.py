@@ -7,7 +7,7 @@ from typing import Any
 
 from ..arguments import integer
 from ..errors import InvalidArgument, NoAdapterError
-from .buffers import STAGING_CAP, STORAGE_CAP
+from .buffers import STAGING_CAP
 from .device import AdapterInfo, Device, RuntimeIdentity
 from .tensor import AllocationDomainId, Placement, Tensor
 
@@ -24,14 +24,16 @@ class WebGpuRuntime:
 
     @classmethod
     async def create(cls, power_preference: str | None = None, kernels: str = "auto", *,
-                     storage_pool_bytes: int = STORAGE_CAP,
+                     storage_pool_bytes: int | None = None,
                      staging_pool_bytes: int = STAGING_CAP) -> WebGpuRuntime:
         """Request an adapter and a device at the adapter's real buffer limits.
 
         ``kernels`` picks the kernel family: "auto" (from the adapter), "cpu" (register blocks
         without barriers, best on software adapters) or "gpu" (workgroup-memory tiles).
-        Released buffers are kept for reuse up to ``storage_pool_bytes`` (tensor storage) and
-        ``staging_pool_bytes`` (readback buffers, least recently used evicted first)."""
+        Released buffers are kept for reuse up to ``storage_pool_bytes`` (tensor storage;
+        by default None: as much as the workload has held at once, at least 256 MiB) and
+        ``staging_pool_bytes`` (readback buffers, least recently used evicted first). When
+        the device refuses an allocation, the pools are emptied and it is tried once more."""
         op = "WebGpuRuntime.create"
         from ..transport.browser import BrowserTransport, in_browser
 
@@ -44,7 +46,7 @@ class WebGpuRuntime:
 
     @classmethod
     def native(cls, power_preference: str | None = None, kernels: str = "auto", *,
-               storage_pool_bytes: int = STORAGE_CAP,
+               storage_pool_bytes: int | None = None,
                staging_pool_bytes: int = STAGING_CAP) -> WebGpuRuntime:
         """A runtime on native WebGPU (wgpu-native through the ``wgpu`` package), outside any
         browser: the same planners, kernels and command streams, on GPUs a browser here cannot
@@ -57,7 +59,7 @@ class WebGpuRuntime:
 
     @classmethod
     def create_sync(cls, power_preference: str | None = None, kernels: str = "auto", *,
-                    storage_pool_bytes: int = STORAGE_CAP,
+                    storage_pool_bytes: int | None = None,
                     staging_pool_bytes: int = STAGING_CAP) -> WebGpuRuntime:
         """``create`` without ``await``; needs JSPI in the browser."""
         from ..transport.browser import run_sync
@@ -155,10 +157,13 @@ class KernelTimer:
         self.passes = tuple(d * 1e-9 for d in durations)
 
 
-def pool_caps(op: str, storage_pool_bytes: object, staging_pool_bytes: object) -> tuple[int, int]:
-    caps = (integer(op, "storage_pool_bytes", storage_pool_bytes),
-            integer(op, "staging_pool_bytes", staging_pool_bytes))
-    for name, cap in zip(("storage_pool_bytes", "staging_pool_bytes"), caps):
-        if cap < 0:
+def pool_caps(op: str, storage_pool_bytes: object, staging_pool_bytes: object
+              ) -> tuple[int | None, int]:
+    """The pools' caps in bytes (None: the storage pool sized from the workload)."""
+    storage = None if storage_pool_bytes is None else \
+        integer(op, "storage_pool_bytes", storage_pool_bytes)
+    staging = integer(op, "staging_pool_bytes", staging_pool_bytes)
+    for name, cap in (("storage_pool_bytes", storage), ("staging_pool_bytes", staging)):
+        if cap is not None and cap < 0:
             raise InvalidArgument(op, name, f"must be >= 0 bytes, got {cap}")
-    return caps
+    return storage, staging
