@@ -243,25 +243,56 @@ def row(case: Workload, lane: str, seconds: float, kernel: float | None, **extra
 
 def describe(r: dict) -> str:
     kernel = f"kernels {r['kernel_seconds'] * 1e3:8.3f} ms" if r["kernel_seconds"] else ""
+    if r.get("kernel_passes_us"):
+        *first, count = r["kernel_passes_us"]
+        kernel += f" ({count} passes; us: {', '.join(map(str, first))})"
     rate = f"{r['bytes'] / r['seconds'] / 1e9:9.1f} GB/s" if r["kind"] in (
         "permutation", "reduction") else f"{r['flops'] / r['seconds'] / 1e9:9.1f} GFLOP/s"
-    return f"{r['lane']:<7}{r['case']:<48}{r['seconds'] * 1e3:9.3f} ms {rate}  {kernel}"
+    allocated = f"  {r['allocations']} allocations" if r.get("allocations") else ""
+    return (f"{r['lane']:<7}{r['case']:<48}{r['seconds'] * 1e3:9.3f} ms {rate}  {kernel}"
+            f"{allocated}")
 
 
-async def run_ours(rt, lane: str, cases: list[Workload], log=print) -> list[dict]:
+async def profiled(call: Callable[[], Any], wait: Callable[[], Any], reps: int, log) -> None:
+    """Where one trial's host time goes (cProfile, the functions of most own time)."""
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(reps):
+        call()
+    await wait()
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(14)
+    log("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:4000])
+
+
+async def run_ours(rt, lane: str, cases: list[Workload], log=print,
+                   profile: bool = False) -> list[dict]:
     timestamps = "timestamp-query" in rt.adapter.features
     rows = []
     for case in cases:
         arrays = case.operands()
         tensors = [rt.upload(a) for a in arrays]
         call = call_ours(case)
+        pool = rt.device.buffers
+        created = pool.allocations
         seconds = await timed(lambda c=call, t=tensors: c(*t), rt.synchronize, case.reps)
-        kernel = None
+        # buffers allocated while timed (a pooled workload allocates none after its warm call)
+        allocated = pool.allocations - created
+        kernel, passes = None, None
         if timestamps:
             async with rt.kernel_timer() as timer:
                 for _ in range(case.reps):
                     call(*tensors)
             kernel = timer.seconds / case.reps
+            # compute passes hold several calls' dispatches: the first few, in order
+            passes = [round(p * 1e6, 1) for p in timer.passes[:8]] + [len(timer.passes)]
+        if profile:
+            await profiled(lambda c=call, t=tensors: c(*t), rt.synchronize, case.reps, log)
         error = None
         if checked(case):
             got = await call(*tensors).download()
@@ -270,7 +301,8 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print) -> list[dict
             error = float(np.max(np.abs(got - want)) / scale) if want.size else 0.0
             if error > 1e-4:
                 raise AssertionError(f"{case.name}: relative error {error:.2e} against numpy")
-        rows.append(row(case, lane, seconds, kernel, relative_error=error))
+        rows.append(row(case, lane, seconds, kernel, relative_error=error,
+                        kernel_passes_us=passes, allocations=allocated))
         log(describe(rows[-1]))
     return rows
 
@@ -306,9 +338,13 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--lane", default="native", choices=["native", "torch"],
                         help="in CPython: this package on wgpu-native, or torch on CUDA")
     parser.add_argument("--kernels", default="auto", choices=["auto", "cpu", "gpu"])
-    parser.add_argument("--only", default="", help="cases whose name contains this")
+    parser.add_argument("--only", default="",
+                        help="cases whose name contains one of these ('|' between)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile one trial of each case on the host (cProfile)")
     args = parser.parse_args(argv)
-    cases = [c for c in workloads(args.size) if args.only in c.name]
+    only = args.only.split("|")
+    cases = [c for c in workloads(args.size) if any(o in c.name for o in only)]
     log = lambda line: print(line, flush=True)  # noqa: E731
     if args.lane == "torch" and sys.platform != "emscripten":
         rows = await run_torch(cases, log)
@@ -321,7 +357,7 @@ async def main(argv: list[str]) -> int:
             rt, lane = tw.WebGpuRuntime.native(kernels=args.kernels), "native"
         log(f"{lane}: {rt.adapter.vendor} {rt.adapter.description}, kernels "
             f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
-        rows = await run_ours(rt, lane, cases, log)
+        rows = await run_ours(rt, lane, cases, log, args.profile)
     print("RESULT " + json.dumps({"rows": rows}), flush=True)
     return 0
 

@@ -212,7 +212,7 @@ def copy_case(rng: np.random.Generator, transpose: bool):
         rank = int(rng.integers(1, 6))
         extents = (1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 64, 70)  # around the tiles' 32
         shape = [int(rng.choice(extents)) for _ in range(rank)]
-    while np.prod(shape) > 60_000:
+    while np.prod(shape, dtype=np.int64) > 60_000:
         shape[int(np.argmax(shape))] = 3
     src = Operand(rng, shape, dtype, as_view=not transpose or rng.random() < 0.5)
     perm = [int(p) for p in rng.permutation(len(shape))]
@@ -277,7 +277,7 @@ def sum_case(rng: np.random.Generator):
     ~200k elements: long sums split into chunks and added up by a second pass."""
     dtype = np.dtype(rng.choice(["float32", "complex64"]))
     shape = [int(rng.choice(SUM_EXTENTS)) for _ in range(int(rng.integers(1, 4)))]
-    while np.prod(shape) > 200_000:
+    while np.prod(shape, dtype=np.int64) > 200_000:  # int64: numpy on wasm32 wraps at 2^31
         shape[int(np.argmax(shape))] = int(rng.choice((3, 7, 33)))
     src = Operand(rng, shape, dtype, as_view=rng.random() < 0.6)
     axes = tuple(int(a) for a in np.flatnonzero(rng.random(len(shape)) < 0.6)) or (0,)

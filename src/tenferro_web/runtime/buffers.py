@@ -60,6 +60,7 @@ class BufferPool:
         self.staging: OrderedDict[int, int] = OrderedDict()  # id -> capacity, oldest first
         self.staging_bytes = 0
         self.created: list[tuple[int, int]] = []  # (id, capacity) not yet answered
+        self.allocations = 0  # buffers created over the pool's life (benchmarks read it)
 
     def create(self, op: str, capacity: int, staging: bool) -> int:
         try:
@@ -71,6 +72,7 @@ class BufferPool:
             except OutOfDeviceMemory as e:
                 raise OutOfDeviceMemory(op, e.message) from None
         self.created.append((buffer_id, capacity))
+        self.allocations += 1
         return buffer_id
 
     @property
