@@ -1,11 +1,13 @@
 // Sums over the K axis of a strided operand, one invocation per (output, chunk of K):
-//   out[m + c * M] = sum over k in chunk c of x[offset + m * m_stride + k * k_stride]
+//   out[o + c * M * B] = sum over k in chunk c of x[offset + m * m_stride + b * b_stride
+//                                                  + k * k_stride],  o = m + M * b
 // Reads are consecutive across invocations when m_stride is 1, and within one when k_stride
 // is. No workgroup memory, no barriers: CPU adapters prefer it, and GPUs when there are many
-// outputs. With VEC (m_stride 1; offset, k_stride and M multiples of LANES) an invocation
-// sums LANES neighbouring outputs with 16-byte loads. With several chunks, `out` holds partial
-// sums that a second pass adds up.
-// params: [M, K, chunk length, chunks, offset, m_stride, k_stride] (the last three signed)
+// outputs. With VEC (m_stride 1; offset, k_stride, b_stride and M multiples of LANES) one
+// invocation sums LANES neighbouring outputs with 16-byte loads. With several chunks, `out`
+// holds partial sums that a second pass adds up.
+// params: [M, K, chunk length, chunks, offset, m_stride, k_stride, B, b_stride] (offset and
+// the strides signed)
 
 #include "scalar_{{SCALAR}}.wgsl"
 #include "grid.wgsl"
@@ -26,22 +28,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let i = workgroup_index(wid, nwg) * 256u + lid;
 #if VEC
-  let m_count = params[0] / LANES;  // loads per row of outputs
   let width = LANES;
 #else
-  let m_count = params[0];
   let width = 1u;
 #endif
-  if (i >= m_count * params[3]) {
+  let m_count = params[0] / width;  // loads per batch entry's outputs
+  let loads = m_count * params[7];
+  if (i >= loads * params[3]) {
     return;
   }
-  let m = i % m_count;
-  let c = i / m_count;
+  let m = i % m_count;  // in loads
+  let b = (i % loads) / m_count;
+  let c = i / loads;
   let k_begin = c * params[2];
   let k_len = min(params[2], params[1] - k_begin);
   let k_stride = bitcast<i32>(params[6]) / i32(width);
-  var at = bitcast<i32>(params[4]) / i32(width) + i32(m) * bitcast<i32>(params[5])
-      + i32(k_begin) * k_stride;
+  var at = (bitcast<i32>(params[4]) + i32(b) * bitcast<i32>(params[8])) / i32(width)
+      + i32(m) * bitcast<i32>(params[5]) + i32(k_begin) * k_stride;
   // Four partial sums: shorter dependency chains, and a little less rounding for long K.
   var total = array<Load, 4>();
   var k = 0u;
@@ -59,7 +62,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let sum = (total[0] + total[1]) + (total[2] + total[3]);
 #if VEC
   for (var e = 0u; e < LANES; e++) {
-    out[m * LANES + e + c * params[0]] = lane_of(sum, e);
+    out[(m + b * m_count) * LANES + e + c * params[0] * params[7]] = lane_of(sum, e);
   }
 #else
   out[i] = sum;

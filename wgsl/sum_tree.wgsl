@@ -5,9 +5,11 @@
 // 1), the chunk is read 16 bytes at a time: LANES scalars per load, the loads that straddle
 // the chunk's ends masked lane by lane, so any offset and length work. Either way the order of
 // the additions is fixed: results repeat bit for bit.
-//   out[m + c * M] = sum over k in chunk c of x[offset + m * m_stride + k * k_stride]
+//   out[o + c * M * B] = sum over k in chunk c of x[offset + m * m_stride + b * b_stride
+//                                                  + k * k_stride],  o = m + M * b
 // With several chunks, `out` holds partial sums that a second pass adds up.
-// params: [M, K, chunk length, chunks, offset, m_stride, k_stride] (the last three signed)
+// params: [M, K, chunk length, chunks, offset, m_stride, k_stride, B, b_stride] (offset and
+// the strides signed)
 
 #if SUBGROUPS
 enable subgroups;
@@ -35,15 +37,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 #endif
         @builtin(local_invocation_index) lid: u32) {
   let group = workgroup_index(wid, nwg);
-  let m_count = params[0];
-  let m = group % m_count;
-  let c = group / m_count;
+  let outputs = params[0] * params[7];
+  let o = group % outputs;
+  let c = group / outputs;
   if (c >= params[3]) {
     return;  // the grid's spare workgroups (uniform: the whole workgroup leaves)
   }
   let k_begin = c * params[2];
   let k_end = min(k_begin + params[2], params[1]);
-  let base = bitcast<i32>(params[4]) + i32(m) * bitcast<i32>(params[5]);
+  let base = bitcast<i32>(params[4]) + i32(o % params[0]) * bitcast<i32>(params[5])
+      + i32(o / params[0]) * bitcast<i32>(params[8]);
   var total = Scalar();
 #if VEC
   // Elements [first, last) of x; lowering checked that they are in bounds (first >= 0).
@@ -82,7 +85,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     for (var i = 0u; i < WG; i++) {
       sum += partial[i];
     }
-    out[m + c * m_count] = sum;
+    out[o + c * outputs] = sum;
   }
 #else
   partial[lid] = total;
@@ -94,7 +97,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     workgroupBarrier();
   }
   if (lid == 0u) {
-    out[m + c * m_count] = partial[0];
+    out[o + c * outputs] = partial[0];
   }
 #endif
 }

@@ -151,18 +151,23 @@ def _reduce(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
 def _sum(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
     m, k, chunk, chunks = launch.words[:4]
     offset, m_stride, k_stride = (signed(x) for x in launch.words[4:7])
+    batch, b_stride = launch.words[7], signed(launch.words[8])
     x, y, _ = launch.grid
     src, out = (bufs[s] for s in launch.buffers)
     const = dict(launch.key.constants)
     # sum_rows with VEC: an invocation per 16 bytes of outputs (4 f32 or 2 c32)
     lanes = 16 // src.itemsize if const.get("VEC") == "true" else 1
     per_group = 1 if launch.key.name == "sum_tree" else 256 * lanes
-    assert x * y * per_group >= m * chunks, "grid misses outputs"
+    outputs = m * batch
+    assert x * y * per_group >= outputs * chunks, "grid misses outputs"
+    # output o = m + M * b reads from offset + m * m_stride + b * b_stride
+    base = offset + (np.arange(outputs) % m) * m_stride + (np.arange(outputs) // m) * b_stride
     if const.get("VEC") == "true" and launch.key.name == "sum_rows":
-        assert m_stride == 1 and offset % lanes == 0 and k_stride % lanes == 0 and m % lanes == 0
+        assert m_stride == 1 and offset % lanes == 0 and k_stride % lanes == 0 \
+            and b_stride % lanes == 0 and m % lanes == 0
         words = src.itemsize // 4  # recorded as the index of the load's first 32-bit word
-        trace.vec4_starts.extend(("sum", (offset + kk * k_stride + i) * words)
-                                 for kk in range(k) for i in range(0, m, lanes))
+        trace.vec4_starts.extend(("sum", int(start + kk * k_stride) * words)
+                                 for kk in range(k) for start in base[::lanes])
     if const.get("VEC") == "true" and launch.key.name == "sum_tree":
         assert k_stride == 1, "a tree's 16-byte loads run along K"
     ranges = []
@@ -170,8 +175,8 @@ def _sum(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
     for c in range(chunks):
         ks = np.arange(c * chunk, min((c + 1) * chunk, k))
         ranges.append((int(ks[0]), int(ks[-1]) + 1) if ks.size else (0, 0))
-        index = offset + np.arange(m)[:, None] * m_stride + ks[None, :] * k_stride
-        out[c * m: (c + 1) * m] = src[index].astype(wide).sum(axis=1)
+        index = base[:, None] + ks[None, :] * k_stride
+        out[c * outputs: (c + 1) * outputs] = src[index].astype(wide).sum(axis=1)
     trace.sum_chunks.append(ranges)
 
 

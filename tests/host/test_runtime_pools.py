@@ -154,3 +154,28 @@ def test_the_default_storage_pool_keeps_what_the_workload_has_held():
     assert default.storage_cap == default.held_peak == 900 * mib
     # Small workloads keep the floor.
     assert BufferPool(RecordingTransport(), profile).storage_cap == 256 * mib
+
+
+def test_free_storage_past_the_cap_goes_least_recently_freed_first():
+    """A workload that moves on to another size: the sizes it no longer asks for leave the
+    full pool first, so the new size is kept and reused (not allocated afresh every call)."""
+    mib = 1 << 20
+    transport = RecordingTransport()
+    pool = BufferPool(transport, AdapterProfile(cpu=False, max_buffer=1 << 30),
+                      storage_cap=8 * mib)
+    old = [pool.acquire("transpose", 4 * mib, False) for _ in range(2)]
+    for buffer_id, capacity in old:
+        pool.release(buffer_id, capacity)
+    pool.after_submit()
+    assert pool.free_bytes == 8 * mib and not transport.destroyed
+    for _ in range(3):  # the new size: each call's output released, the next one reuses it
+        new = pool.acquire("sum", 2 * mib, False)
+        pool.release(*new)
+        pool.after_submit()
+    assert transport.destroyed == [old[0][0]]  # the older of the stale 4 MiB buffers went
+    assert len(transport.created) == 3 and pool.free_bytes == 6 * mib
+    # Larger than the cap: destroyed once released.
+    big = pool.acquire("transpose", 16 * mib, False)
+    pool.release(*big)
+    pool.after_submit()
+    assert transport.destroyed[-1] == big[0] and pool.free_bytes == 6 * mib

@@ -49,10 +49,10 @@ LANES = {"f32": 4, "c32": 2}  # scalars per 16-byte load
 class SumSpec:
     """``sum_tree`` (a workgroup per output and chunk) or ``sum_rows`` (an invocation per
     output and chunk, or per LANES outputs with ``vec``): sums over chunks of K of
-    ``x[offset + m * m_stride + k * k_stride]`` for m < M, written ``out[m + c * M]`` (the
-    output itself when there is one chunk). ``vec``: 16-byte loads (sum_tree: along K, whose
-    stride is 1; sum_rows: along M, whose stride is 1, with offset, k_stride and M multiples of
-    LANES)."""
+    ``x[offset + m * m_stride + b * b_stride + k * k_stride]`` for m < M, b < B, written
+    ``out[o + c * M * B]`` with o = m + M * b (the output itself when there is one chunk).
+    ``vec``: 16-byte loads (sum_tree: along K, whose stride is 1; sum_rows: along M, whose
+    stride is 1, with offset, k_stride, b_stride and M multiples of LANES)."""
 
     scalar: str
     tree: bool
@@ -64,14 +64,16 @@ class SumSpec:
     m_stride: int
     k_stride: int
     chunk: int
+    batch: int = 1
+    b_stride: int = 0
 
     def __post_init__(self) -> None:
-        if self.m <= 0 or self.k <= 0 or not 0 < self.chunk <= self.k:
+        if self.m <= 0 or self.k <= 0 or self.batch <= 0 or not 0 < self.chunk <= self.k:
             raise ValueError(f"malformed sum {self}")
         lanes = LANES[self.scalar]
         if self.vec and (self.k_stride != 1 if self.tree else (
                 self.m_stride != 1 or self.offset % lanes or self.k_stride % lanes
-                or self.m % lanes)):
+                or self.b_stride % lanes or self.m % lanes)):
             raise ValueError(f"a sum whose loads cannot be 16 bytes wide: {self}")
 
     @property
@@ -87,44 +89,54 @@ class SumSpec:
         return KernelKey.of("sum_rows", SCALAR=self.scalar, VEC=str(self.vec).lower())
 
     @property
+    def outputs(self) -> int:
+        return self.m * self.batch
+
+    @property
     def groups(self) -> int:
-        outputs = self.m * self.chunks
+        outputs = self.outputs * self.chunks
         if self.tree:
             return outputs
         return -(-(outputs // LANES[self.scalar] if self.vec else outputs) // WG_1D)
 
     def words(self, op: str) -> tuple[int, ...]:
-        low, high = view_extent(op, (self.m, self.k), (self.m_stride, self.k_stride),
-                                self.offset)
+        low, high = view_extent(op, (self.m, self.k, self.batch),
+                                (self.m_stride, self.k_stride, self.b_stride), self.offset)
         check_index_span(op, "the summed operand", low, high)
-        u32(op, "outputs", self.m * self.chunks)
+        u32(op, "outputs", self.outputs * self.chunks)
         return (u32(op, "M", self.m), u32(op, "K", self.k), u32(op, "chunk", self.chunk),
                 u32(op, "chunks", self.chunks), i32(op, "offset", self.offset),
-                i32(op, "m_stride", self.m_stride), i32(op, "k_stride", self.k_stride))
+                i32(op, "m_stride", self.m_stride), i32(op, "k_stride", self.k_stride),
+                u32(op, "batch", self.batch), i32(op, "b_stride", self.b_stride))
 
 
 def sum_spec(profile: AdapterProfile, scalar: str, m: int, k: int, offset: int, m_stride: int,
-             k_stride: int, split: bool = True) -> SumSpec | None:
+             k_stride: int, split: bool = True, batch: int = 1,
+             b_stride: int = 0) -> SumSpec | None:
     """The reduction kernel that fits the sum, or None where the GEMM path does (see the
-    module's docstring); ``split=False``: in one chunk (the second pass over partial sums)."""
+    module's docstring); ``split=False``: in one chunk (the second pass over partial sums).
+    The thresholds count the outputs of every batch entry."""
     lanes = LANES[scalar]
 
     def spec(tree: bool, chunks: int) -> SumSpec:
         vec = not profile.cpu and (k_stride == 1 if tree else (
-            m_stride == 1 and offset % lanes == 0 and k_stride % lanes == 0 and m % lanes == 0))
+            m_stride == 1 and offset % lanes == 0 and k_stride % lanes == 0
+            and b_stride % lanes == 0 and m % lanes == 0))
         chunks = chunks if split else 1
         return SumSpec(scalar, tree, tree and profile.subgroups, vec, m, k, offset, m_stride,
-                       k_stride, -(-k // chunks))
+                       k_stride, -(-k // chunks), batch, b_stride)
 
+    outputs = m * batch
     if profile.cpu:
-        if m >= CPU_GEMM_MIN_OUTPUTS or k <= ROWS_MAX_K:
+        if outputs >= CPU_GEMM_MIN_OUTPUTS or k <= ROWS_MAX_K:
             return None
-        return spec(False, max(1, min(-(-CPU_INVOCATIONS // m), k // WG_1D)))
+        return spec(False, max(1, min(-(-CPU_INVOCATIONS // outputs), k // WG_1D)))
     if k <= ROWS_MAX_K:
         return spec(False, 1)
-    if m >= ROWS_MIN_OUTPUTS and (abs(k_stride) != 1 or k < CHUNK_MIN):
-        return spec(False, max(1, min(-(-ROWS_TARGET_INVOCATIONS // m), k // ROWS_MIN_CHUNK)))
-    return spec(True, max(1, min(-(-k // CHUNK_MIN), -(-TREE_TARGET_GROUPS // m))))
+    if outputs >= ROWS_MIN_OUTPUTS and (abs(k_stride) != 1 or k < CHUNK_MIN):
+        return spec(False, max(1, min(-(-ROWS_TARGET_INVOCATIONS // outputs),
+                                      k // ROWS_MIN_CHUNK)))
+    return spec(True, max(1, min(-(-k // CHUNK_MIN), -(-TREE_TARGET_GROUPS // outputs))))
 
 
 def partial_sums_spec(profile: AdapterProfile, scalar: str, m: int,
@@ -148,7 +160,8 @@ def lower_sum(op: str, profile: AdapterProfile, plan: DotGeneralPlan, layout: Vi
     scalar = "c32" if plan.dtype.is_complex else "f32"
     binding = plan.lhs
     spec = sum_spec(profile, scalar, plan.m, plan.k, binding.offset, binding.row_stride,
-                    binding.col_stride) if plan.out_size and plan.k else None
+                    binding.col_stride, batch=plan.batch, b_stride=binding.batch_stride) \
+        if plan.out_size and plan.k else None
     if spec is None:
         return lower_dot_general(op, profile, plan, layout, ones)
     itemsize = plan.dtype.itemsize
@@ -160,11 +173,12 @@ def lower_sum(op: str, profile: AdapterProfile, plan: DotGeneralPlan, layout: Vi
     if spec.chunks == 1:
         ops.append(Launch.of(op, profile, spec, (src, OUT)))
     else:
-        partial_bytes = plan.m * spec.chunks * itemsize
+        partial_bytes = spec.outputs * spec.chunks * itemsize
         profile.check_binding(op, partial_bytes)
         temps.append(partial_bytes)
         partial = OUT + len(temps)
         ops.append(Launch.of(op, profile, spec, (src, partial)))
-        ops.append(Launch.of(op, profile, partial_sums_spec(profile, scalar, plan.m, spec.chunks),
+        ops.append(Launch.of(op, profile,
+                             partial_sums_spec(profile, scalar, spec.outputs, spec.chunks),
                              (partial, OUT)))
     return Program(2, output_bytes, tuple(temps), tuple(ops))

@@ -4,8 +4,9 @@ readback, each pool bounded in bytes.
 Storage buffers released while the pending command stream may still read them can be the
 output of a later op at once (the GPU runs the stream in order), but not the target of an
 upload: queue writes run before the pending stream is submitted. They return to the free pool
-after the next submit. Free buffers past the storage cap, and staging buffers past
-``staging_cap`` bytes (least recently used first), are destroyed.
+after the next submit. Free storage buffers past the storage cap, and staging buffers past
+``staging_cap`` bytes, are destroyed least recently used first: a workload that moves on to
+other sizes does not leave the pool full of sizes it no longer asks for.
 
 The storage cap is a page's fixed ``storage_cap``, or, by default (None), sized from the
 workload: the most bytes of storage it has held at once, and at least STORAGE_CAP. A workload
@@ -53,7 +54,8 @@ class BufferPool:
         self.staging_cap = staging_cap
         self.held = 0  # storage bytes acquired and not yet back in the free pool
         self.held_peak = 0
-        self.free: dict[int, list[int]] = defaultdict(list)
+        self.free: dict[int, list[int]] = defaultdict(list)  # by capacity, newest last
+        self.free_order: OrderedDict[int, int] = OrderedDict()  # id -> capacity, oldest first
         self.free_bytes = 0
         # Released since the last submit, by capacity: outputs of later ops, not uploads.
         self.released: dict[int, list[int]] = defaultdict(list)
@@ -87,6 +89,7 @@ class BufferPool:
             for buffer_id in ids:
                 self.transport.destroy_buffer(buffer_id)
         self.free.clear()
+        self.free_order.clear()
         self.free_bytes = 0
         for buffer_id in self.staging:
             self.transport.destroy_buffer(buffer_id)
@@ -117,6 +120,7 @@ class BufferPool:
         if free:
             self.free_bytes -= capacity
             buffer_id = free.pop()
+            del self.free_order[buffer_id]
         else:
             buffer_id = self.create(op, capacity, False)
         self.held += capacity
@@ -132,16 +136,24 @@ class BufferPool:
         self.transport.destroy_buffer(buffer_id)
 
     def after_submit(self) -> None:
-        """The submitted stream holds what it reads: released buffers are free again."""
+        """The submitted stream holds what it reads: released buffers are free again, the
+        least recently freed destroyed past the cap (a buffer larger than the cap at once)."""
+        cap = self.storage_cap
         for capacity, ids in self.released.items():
             self.held -= capacity * len(ids)
             for buffer_id in ids:
-                if self.free_bytes + capacity > self.storage_cap:
+                if capacity > cap:
                     self.transport.destroy_buffer(buffer_id)
-                else:
-                    self.free[capacity].append(buffer_id)
-                    self.free_bytes += capacity
+                    continue
+                self.free[capacity].append(buffer_id)
+                self.free_order[buffer_id] = capacity
+                self.free_bytes += capacity
         self.released.clear()
+        while self.free_bytes > cap:
+            oldest, capacity = self.free_order.popitem(last=False)
+            self.free[capacity].remove(oldest)
+            self.free_bytes -= capacity
+            self.transport.destroy_buffer(oldest)
 
     def acquire_staging(self, op: str, byte_len: int) -> tuple[int, int]:
         """A mappable buffer of at least ``byte_len`` bytes: the most recently returned one of

@@ -210,12 +210,26 @@ def _operand_view(labels: tuple[str, ...], layout: ViewLayout, sizes: dict[str, 
 def _lower_sum(values: Sequence[tuple[tuple[str, ...], ViewLayout]], src: int,
                summed: Sequence[str], dtype: DType) -> SumStep:
     labels, layout = values[src]
-    ones = ViewLayout(tuple(layout.shape[labels.index(lab)] for lab in summed),
-                      (0,) * len(summed), 0)
-    cfg = DotGeneralConfig(tuple(labels.index(lab) for lab in summed),
-                           tuple(range(len(summed))), (), ())
-    plan = plan_dot_general(dtype, layout, dtype, ones, cfg)
-    kept = tuple(labels[a] for a in plan.lhs_free)
+    summed_axes = tuple(labels.index(lab) for lab in summed)
+
+    def planned(batch: tuple[int, ...]):
+        ones = ViewLayout(tuple(layout.shape[a] for a in (*summed_axes, *batch)),
+                          (0,) * (len(summed) + len(batch)), 0)
+        cfg = DotGeneralConfig(summed_axes, tuple(range(len(summed))), batch,
+                               tuple(range(len(summed), len(summed) + len(batch))))
+        return cfg, ones, plan_dot_general(dtype, layout, dtype, ones, cfg)
+
+    cfg, ones, plan = planned(())
+    if plan.lhs.pack_perm is not None:
+        # Kept axes that share no stride (x[a, b, c] summed over b): one of them as the batch,
+        # the slowest first, reads the operand in place instead of packing it.
+        kept_axes = [a for a in range(len(labels)) if a not in summed_axes]
+        for axis in sorted(kept_axes, key=lambda a: -abs(layout.strides[a])):
+            candidate = planned((axis,))
+            if candidate[2].lhs.pack_perm is None:
+                cfg, ones, plan = candidate
+                break
+    kept = tuple(labels[a] for a in (*plan.lhs_free, *cfg.lhs_batch))
     packs = int(plan.lhs.pack_perm is not None)
     return SumStep(src, cfg, ones, kept, plan.flops, packs)
 
