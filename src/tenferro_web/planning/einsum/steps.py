@@ -24,7 +24,7 @@ from ...dtypes import DType
 from ...errors import DTypeMismatch, UnsupportedDType
 from ...layout import ViewLayout, dense_layout
 from ..copy_plan import COPY_DTYPES
-from ..dot_general_plan import GEMM_DTYPES, DotGeneralConfig, plan_dot_general
+from ..dot_general_plan import GEMM_DTYPES, DotGeneralConfig, DotGeneralPlan, plan_dot_general
 from .parse import OP, Subscripts, parse_subscripts, show_label
 from .paths import choose_path
 
@@ -212,7 +212,8 @@ def _lower_sum(values: Sequence[tuple[tuple[str, ...], ViewLayout]], src: int,
     labels, layout = values[src]
     summed_axes = tuple(labels.index(lab) for lab in summed)
 
-    def planned(batch: tuple[int, ...]):
+    def planned(batch: tuple[int, ...]
+                ) -> tuple[DotGeneralConfig, ViewLayout, DotGeneralPlan]:
         ones = ViewLayout(tuple(layout.shape[a] for a in (*summed_axes, *batch)),
                           (0,) * (len(summed) + len(batch)), 0)
         cfg = DotGeneralConfig(summed_axes, tuple(range(len(summed))), batch,
