@@ -11,10 +11,11 @@ and parameters are checked here.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 from ..dtypes import DType
-from ..layout import ViewLayout, view_extent
+from ..layout import ViewLayout, compact_strides, view_extent
 from ..planning.copy_plan import TILE, CopyKind, CopyPlan, plan_copy
 from .kernels import KernelKey
 from .profile import AdapterProfile
@@ -131,10 +132,7 @@ class GroupedTileSpec:
                      if axis not in self.a and axis not in self.b)
 
     def extent(self, axes: tuple[int, ...]) -> int:
-        count = 1
-        for axis in axes:
-            count *= self.dims[axis]
-        return count
+        return math.prod(self.dims[axis] for axis in axes)
 
     @property
     def tiles(self) -> tuple[int, int, int]:
@@ -153,11 +151,8 @@ class GroupedTileSpec:
     def words(self, op: str) -> tuple[int, ...]:
         low, high = view_extent(op, self.dims, self.strides, self.offset)
         check_index_span(op, "the permutation source", low, high)
-        dst_strides = [1]
-        for d in self.dims[:-1]:
-            dst_strides.append(dst_strides[-1] * d)
-        check_index_span(op, "the permutation destination", 0,
-                         self.extent(tuple(range(len(self.dims)))) - 1)
+        dst_strides = compact_strides(self.dims)
+        check_index_span(op, "the permutation destination", 0, math.prod(self.dims) - 1)
         axes = (*self.a, *self.b, *self.rest)
         return (*(u32(op, "tiles", n) for n in self.tiles), i32(op, "offset", self.offset),
                 u32(op, "extent", self.extent(self.a)), u32(op, "extent", self.extent(self.b)),

@@ -329,9 +329,11 @@ def operand_slot(op: str, profile: AdapterProfile, binding: OperandBinding, layo
 
 def launch_into_output(op: str, profile: AdapterProfile, spec: KernelSpec,
                        inputs: tuple[int, ...], size: int, chunks: int, scalar: str,
-                       itemsize: int, temps: list[int], ops: list[Operation]) -> None:
+                       itemsize: int, temps: list[int], ops: list[Operation],
+                       second: KernelSpec | None = None) -> None:
     """Launch ``spec`` into the output slot, or, when it writes ``chunks`` > 1 partial results
-    of ``size`` elements each, into a temporary that ``reduce_chunks`` adds up into it."""
+    of ``size`` elements each, into a temporary that ``second`` (by default
+    ``reduce_chunks``) adds up into it."""
     if chunks == 1:
         ops.append(Launch.of(op, profile, spec, (*inputs, OUT)))
         return
@@ -340,4 +342,5 @@ def launch_into_output(op: str, profile: AdapterProfile, spec: KernelSpec,
     temps.append(partial_bytes)
     partial = OUT + len(temps)
     ops.append(Launch.of(op, profile, spec, (*inputs, partial)))
-    ops.append(Launch.of(op, profile, ReduceSpec(scalar, size, chunks), (partial, OUT)))
+    ops.append(Launch.of(op, profile, second or ReduceSpec(scalar, size, chunks),
+                         (partial, OUT)))

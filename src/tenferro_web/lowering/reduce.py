@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from ..layout import ViewLayout, view_extent
 from ..planning.dot_general_plan import DotGeneralPlan
-from .gemm import OUT, ReduceSpec, lower_dot_general, operand_slot
+from .gemm import ReduceSpec, launch_into_output, lower_dot_general, operand_slot
 from .kernels import KernelKey
 from .profile import AdapterProfile
-from .program import Launch, Operation, Program
+from .program import Operation, Program
 from .words import check_index_span, i32, u32
 
 WG_1D = 256
@@ -170,15 +170,6 @@ def lower_sum(op: str, profile: AdapterProfile, plan: DotGeneralPlan, layout: Vi
     temps: list[int] = []
     ops: list[Operation] = []
     src = operand_slot(op, profile, binding, layout, itemsize, SRC, temps, ops)
-    if spec.chunks == 1:
-        ops.append(Launch.of(op, profile, spec, (src, OUT)))
-    else:
-        partial_bytes = spec.outputs * spec.chunks * itemsize
-        profile.check_binding(op, partial_bytes)
-        temps.append(partial_bytes)
-        partial = OUT + len(temps)
-        ops.append(Launch.of(op, profile, spec, (src, partial)))
-        ops.append(Launch.of(op, profile,
-                             partial_sums_spec(profile, scalar, spec.outputs, spec.chunks),
-                             (partial, OUT)))
+    launch_into_output(op, profile, spec, (src,), spec.outputs, spec.chunks, scalar, itemsize,
+                       temps, ops, partial_sums_spec(profile, scalar, spec.outputs, spec.chunks))
     return Program(2, output_bytes, tuple(temps), tuple(ops))
