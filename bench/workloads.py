@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import operator
 import statistics
 import sys
 import time
@@ -153,68 +154,53 @@ def workloads(size: str) -> list[Workload]:
 
 def reference(case: Workload, arrays: list[np.ndarray]) -> np.ndarray:
     """numpy's result of one call on the same values."""
-    if isinstance(case.spec, tuple):
-        return np.transpose(arrays[0], case.spec)
-    if case.kind == "chain":
-        acc = arrays[0]
-        for _ in range(case.repeat):
-            acc = acc @ arrays[1]
-        return acc
-    if case.repeat > 1:  # the MPS norm: the environment carried over the sites
-        env, a, a2 = arrays
-        for _ in range(case.repeat):
-            env = np.einsum(case.spec, env, a, a2)
-        return env
-    return np.einsum(case.spec, *arrays, optimize=True)
+    return np.asarray(call(case, np.transpose, operator.matmul,
+                           lambda spec, *xs: np.einsum(spec, *xs, optimize=True))(*arrays))
 
 
 def checked(case: Workload) -> bool:
     return case.bytes // case.repeat <= CHECK_MAX_BYTES and case.flops <= CHECK_MAX_FLOPS
 
 
+def call(case: Workload, permute: Callable[..., Any], matmul: Callable[..., Any],
+         einsum: Callable[..., Any]) -> Callable[..., Any]:
+    """One call of the case, from a library's permute(x, axes), matmul(x, w) and
+    einsum(spec, *xs)."""
+    if isinstance(case.spec, tuple):
+        return lambda x: permute(x, case.spec)
+    if case.kind == "chain":
+        def chain(x, w):
+            for _ in range(case.repeat):
+                x = matmul(x, w)
+            return x
+        return chain
+    if case.repeat > 1:  # the MPS norm: the environment carried over the sites
+        def sites(env, a, a2):
+            for _ in range(case.repeat):
+                env = einsum(case.spec, env, a, a2)
+            return env
+        return sites
+    return lambda *xs: einsum(case.spec, *xs)
+
+
 def call_ours(case: Workload) -> Callable[..., Any]:
     """One call on this package's device tensors (enqueued; nothing waits)."""
     import tenferro_web as tw
 
-    if isinstance(case.spec, tuple):
-        return lambda x: tw.transpose(x, case.spec)
-    if case.kind == "chain":
-        def chain(x, w):
-            for _ in range(case.repeat):
-                x = tw.dot_general(x, w, [1], [0])
-            return x
-        return chain
-    if case.repeat > 1:
-        def sites(env, a, a2):
-            for _ in range(case.repeat):
-                env = tw.einsum_sync(case.spec, env, a, a2)
-            return env
-        return sites
-    return lambda *xs: tw.einsum_sync(case.spec, *xs)
+    return call(case, tw.transpose, lambda x, w: tw.dot_general(x, w, [1], [0]),
+                tw.einsum_sync)
 
 
 def call_torch(case: Workload) -> Callable[..., Any]:
     import torch
 
-    if isinstance(case.spec, tuple):
-        return lambda x: x.permute(*case.spec).contiguous()
-    if case.kind == "chain":
-        def chain(x, w):
-            for _ in range(case.repeat):
-                x = x @ w
-            return x
-        return chain
-    if case.repeat > 1:
-        def sites(env, a, a2):
-            for _ in range(case.repeat):
-                env = torch.einsum(case.spec, env, a, a2)
-            return env
-        return sites
-    if case.kind == "reduction":
-        summed = [n for n, label in enumerate(case.spec.split("->")[0])
-                  if label not in case.spec.split("->")[1]]
-        return lambda x: x.sum(dim=summed)
-    return lambda *xs: torch.einsum(case.spec, *xs)
+    def einsum(spec: str, *xs):
+        if case.kind == "reduction":  # torch's own reduction kernels, as a user calls them
+            inputs, output = spec.split("->")
+            return xs[0].sum(dim=[n for n, label in enumerate(inputs) if label not in output])
+        return torch.einsum(spec, *xs)
+
+    return call(case, lambda x, axes: x.permute(*axes).contiguous(), operator.matmul, einsum)
 
 
 async def timed(call: Callable[[], Any], wait: Callable[[], Any], reps: int) -> float:

@@ -290,24 +290,18 @@ def sum_problems(draw):
        seed=st.integers(0, 2**16))
 def test_sum_programs_compute_numpys_sum(problem, profile, dtype, seed):
     view, backing, axes = problem
-    rng = np.random.default_rng(seed)
-    flat = small_ints(rng, backing, dtype)
-    ones = ViewLayout(tuple(view.shape[a] for a in axes), (0,) * len(axes), 0)
-    plan = plan_dot_general(dtype, view, dtype, ones,
-                            DotGeneralConfig.of(axes, range(len(axes)), (), ()))
-    program = lowered(lower_sum, OP, profile, plan, view, ones)
-    if program is None:
+    kept = [a for a in range(view.rank) if a not in axes]
+    trace = _check_sum(view, backing, axes, kept, (), profile, dtype, seed)
+    if trace is None:
         return
-    check_words_and_grids(program, profile)
-    out, trace = run_program(program, [flat, np.ones(1, dtype.numpy)], dtype.numpy)
-    wide = np.complex128 if dtype is DType.C32 else np.float64
-    want = gather(flat, view).astype(wide).sum(axis=axes)
-    kept = [view.shape[a] for a in range(view.rank) if a not in axes]
-    np.testing.assert_array_equal(out[: plan.out_size],
-                                  want.reshape(kept).reshape(-1, order="F").astype(dtype.numpy))
-    for ranges in trace.sum_chunks:  # chunks of K cover it exactly once, in order
-        assert ranges[0][0] == 0 and ranges[-1][1] == plan.k, ranges
+    # The sum's chunks of K cover it exactly once, in order (a second pass, over the chunks'
+    # partial sums, is one chunk of its own K).
+    k = int(np.prod([view.shape[a] for a in axes]))
+    for ranges in trace.sum_chunks[:1]:
+        assert ranges[0][0] == 0 and ranges[-1][1] == k, ranges
         assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:])), ranges
+    for ranges in trace.sum_chunks[1:]:
+        assert len(ranges) == 1 and ranges[0] == (0, len(trace.sum_chunks[0])), ranges
 
 
 def test_sums_choose_their_kernel_by_the_operand():
@@ -427,23 +421,34 @@ def test_sums_with_a_batch_axis_compute_numpys_sum(problem, profile, dtype, seed
     if len(kept) < 2:
         return
     batch = max(kept, key=lambda a: abs(view.strides[a]))
+    # the output: the free axes, then the batch
+    _check_sum(view, backing, axes, [a for a in kept if a != batch] + [batch], (batch,),
+               profile, dtype, seed)
+
+
+def _check_sum(view, backing, axes, out_axes, batch, profile, dtype, seed):
+    """Lower the sum of ``view`` over ``axes`` (``batch``: kept axes read as the batch) and
+    compare the kernel model's result, in the order ``out_axes``, with numpy; returns the
+    trace, or None where the lowering refused the sum."""
     rng = np.random.default_rng(seed)
     flat = small_ints(rng, backing, dtype)
-    ones = ViewLayout(tuple(view.shape[a] for a in (*axes, batch)), (0,) * (len(axes) + 1), 0)
-    cfg = DotGeneralConfig.of(axes, range(len(axes)), (batch,), (len(axes),))
+    ones = ViewLayout(tuple(view.shape[a] for a in (*axes, *batch)),
+                      (0,) * (len(axes) + len(batch)), 0)
+    cfg = DotGeneralConfig.of(axes, range(len(axes)), batch,
+                              range(len(axes), len(axes) + len(batch)))
     plan = plan_dot_general(dtype, view, dtype, ones, cfg)
     program = lowered(lower_sum, OP, profile, plan, view, ones)
     if program is None:
-        return
+        return None
     check_words_and_grids(program, profile)
     out, trace = run_program(program, [flat, np.ones(1, dtype.numpy)], dtype.numpy)
     wide = np.complex128 if dtype is DType.C32 else np.float64
-    order = [a for a in kept if a != batch] + [batch]  # the output: free axes, then the batch
     want = np.transpose(gather(flat, view).astype(wide).sum(axis=axes, keepdims=True),
-                        order + list(axes)).reshape([view.shape[a] for a in order])
+                        list(out_axes) + list(axes)).reshape([view.shape[a] for a in out_axes])
     np.testing.assert_array_equal(out[: plan.out_size],
                                   want.reshape(-1, order="F").astype(dtype.numpy))
     assert all(index % 4 == 0 for _, index in trace.vec4_starts), trace.vec4_starts[:8]
+    return trace
 
 
 def test_a_sum_over_a_middle_axis_reads_the_operand_in_place():
