@@ -67,6 +67,17 @@ def test_contracting_axes_in_reverse_listed_order_are_packed():
     assert p.rhs.pack_perm is None  # rhs contract (0,1) consecutive: k = a + 5*b
 
 
+def test_batch_first_operands_are_packed_batch_last():
+    # numpy's "bij,bjk->bik" on column-major tensors: b is each operand's consecutive axis
+    p = plan(dense(3, 4, 5), dense(3, 5, 6), [2], [1], [0], [0])
+    assert p.lhs.pack_perm == (1, 2, 0) and p.rhs.pack_perm == (1, 2, 0)
+    assert (p.lhs.row_stride, p.lhs.col_stride, p.lhs.batch_stride) == (1, 4, 20)
+    # batch-last operands, a batch of one element per matrix, and size-1 batches stay in place
+    assert plan(dense(4, 5, 3), dense(5, 6, 3), [1], [0], [2], [2]).lhs.pack_perm is None
+    assert plan(dense(3, 1, 1), dense(3, 1, 1), [2], [1], [0], [0]).lhs.pack_perm is None
+    assert plan(dense(1, 4, 5), dense(1, 5, 6), [2], [1], [0], [0]).lhs.pack_perm is None
+
+
 def test_views_with_negative_strides_bind_in_place():
     v = ViewLayout((4, 6), (-1, 4), 3)
     p = plan(v, dense(6, 2), [1], [0])

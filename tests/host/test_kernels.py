@@ -101,6 +101,10 @@ def test_selection_by_profile_and_shape():
     odd = dict(spec(False, 256, 63, 256).key.constants)  # B's columns start unaligned
     assert (odd["VEC_A"], odd["VEC_B"]) == ("true", "false")
     assert spec(False, 256, 64, 8).key.name == "gemm_blocked"  # thin output
+    wide = dict(spec(False, 32768, 64, 128).key.constants)  # 256 whole tiles of 128 x 128
+    assert wide["TM"] == "8"
+    narrow = dict(spec(False, 65536, 64, 64).key.constants)  # 128-wide tiles would be half empty
+    assert narrow["TM"] == "4"
     assert dict(spec(False, 256, 64, 256, DType.C32).key.constants)["SCALAR"] == "c32"
     # The first preferred tile shape that fits the device's workgroup memory.
     for dtype in (DType.F32, DType.C32):

@@ -14,6 +14,8 @@ from tenferro_web.runtime.pipelines import PipelineCache
 
 
 class RecordingTransport:
+    largest_kept_staging: int | None = None
+
     def __init__(self):
         self.compiles: list[str] = []
         self.in_flight = self.most_in_flight = 0
@@ -88,6 +90,19 @@ def test_staging_buffers_are_capped_least_recently_used_first():
     big, capacity = pool.acquire_staging("download", 16 << 20)
     pool.return_staging(big, capacity)
     assert transport.destroyed == [held[0][0], big] and pool.staging_bytes == 5 << 20
+
+
+def test_staging_buffers_larger_than_the_transport_keeps_are_destroyed_after_use():
+    transport = RecordingTransport()
+    transport.largest_kept_staging = 2 << 20
+    pool = BufferPool(transport, AdapterProfile(cpu=True, max_buffer=1 << 30),
+                      staging_cap=64 << 20)
+    small = pool.acquire_staging("download", 2 << 20)
+    large = pool.acquire_staging("download", 4 << 20)
+    pool.return_staging(*small)
+    pool.return_staging(*large)
+    assert transport.destroyed == [large[0]] and pool.staging_bytes == 2 << 20
+    assert pool.acquire_staging("download", 2 << 20) == small  # kept, reused
 
 
 class RefusingTransport(RecordingTransport):

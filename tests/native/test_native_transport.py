@@ -102,6 +102,20 @@ def test_transfers_of_every_dtype(rt):
         np.testing.assert_array_equal(rt.upload(host).download_sync(), host)
 
 
+def test_downloads_larger_than_the_native_transport_keeps_free_their_staging_buffer(rt):
+    from tenferro_web.runtime.buffers import buffer_capacity
+
+    pool = rt.device.buffers
+    kept = rt.device.transport.largest_kept_staging
+    for elements in (kept // 8, kept // 2):  # half the limit, then twice it (f32)
+        host = np.arange(elements, dtype=np.float32)
+        np.testing.assert_array_equal(rt.upload(host).download_sync(), host)
+        capacities = set(pool.staging.values())
+        assert max(capacities) <= kept
+        assert (buffer_capacity(host.nbytes, pool.profile.max_buffer) in capacities) == \
+            (host.nbytes <= kept), (host.nbytes, capacities)
+
+
 def test_row_major_uploads_are_reordered_on_the_host_when_small_and_on_the_gpu_when_large(rt):
     from tenferro_web.runtime.device import HOST_REORDER_ELEMENTS
 

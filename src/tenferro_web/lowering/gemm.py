@@ -242,8 +242,9 @@ GPU_TILES: dict[tuple[str, bool], tuple[Tiles, ...]] = {
 
 
 def big_output(m: int, n: int, batch: int) -> bool:
-    """Whether an output gives at least 256 tiles of 128 x 128 (enough to fill a large GPU)."""
-    return -(-m // 128) * -(-n // 128) * batch >= 256
+    """Whether an output gives at least 256 tiles of 128 x 128 (enough to fill a large GPU),
+    none of them half empty: an output 64 wide (a batch of attention heads) takes 64 x 64."""
+    return m >= 128 and n >= 128 and -(-m // 128) * -(-n // 128) * batch >= 256
 
 
 def gpu_tiles(profile: AdapterProfile, scalar: str, plan: DotGeneralPlan) -> Tiles:

@@ -6,8 +6,11 @@ column-major. Each group flattens column-major in its order, so the problem beco
 ``out[m + M*n + M*N*b] = sum_k L[m, k, b] * R[k, n, b]``.
 
 An operand is bound in place when each of its groups (rows, columns, batch) can be addressed with
-one stride; otherwise it is packed on the GPU by the shared copy planner into a dense
-``[M, K, B]`` (lhs) or ``[K, N, B]`` (rhs) tensor first. Never a CPU fallback.
+one stride, unless the batch is its consecutive group (numpy's batch-first labels, column-major):
+neighbouring rows and columns then lie a batch apart, every load of the GEMM touches its own
+memory sector, and a copy at bandwidth costs less. Otherwise, and then, it is packed on the GPU by
+the shared copy planner into a dense ``[M, K, B]`` (lhs) or ``[K, N, B]`` (rhs) tensor first.
+Never a CPU fallback.
 """
 
 from __future__ import annotations
@@ -188,10 +191,11 @@ def group_stride(shape: tuple[int, ...], strides: tuple[int, ...],
 def bind_operand(view: ViewLayout, rows: Sequence[int], cols: Sequence[int],
                  batch: Sequence[int]) -> OperandBinding:
     row, col, bat = (group_stride(view.shape, view.strides, g) for g in (rows, cols, batch))
-    if row is not None and col is not None and bat is not None:
-        return OperandBinding(view.offset, row, col, bat)
     nrows = checked_product(OP, [view.shape[a] for a in rows])
     ncols = checked_product(OP, [view.shape[a] for a in cols])
+    batch_consecutive = bat == 1 and nrows * ncols > 1
+    if row is not None and col is not None and bat is not None and not batch_consecutive:
+        return OperandBinding(view.offset, row, col, bat)
     return OperandBinding(0, 1, nrows, nrows * ncols, pack_perm=(*rows, *cols, *batch))
 
 

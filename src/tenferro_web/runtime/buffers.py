@@ -168,8 +168,10 @@ class BufferPool:
 
     def return_staging(self, buffer_id: int, capacity: int) -> None:
         """Keep an unmapped staging buffer for reuse, evicting the least recently used past
-        the cap (a buffer larger than the cap is destroyed at once)."""
-        if capacity > self.staging_cap:
+        the cap (a buffer larger than the cap, or than the transport keeps, is destroyed at
+        once)."""
+        kept = self.transport.largest_kept_staging
+        if capacity > self.staging_cap or (kept is not None and capacity > kept):
             self.transport.destroy_buffer(buffer_id)
             return
         self.staging[buffer_id] = capacity

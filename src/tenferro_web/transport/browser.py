@@ -53,6 +53,7 @@ class BrowserTransport:
     """Owns one ``DeviceContext`` of the bridge (one GPUDevice)."""
 
     name = "browser"
+    largest_kept_staging = None
 
     def __init__(self, context: Any):
         self._ctx = context

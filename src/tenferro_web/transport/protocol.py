@@ -136,6 +136,9 @@ class Transport(Protocol):
     """What the runtime asks of a transport. Buffers and pipelines are small integer ids."""
 
     name: str
+    # The largest readback buffer worth keeping for the next download of its size (None: any
+    # the staging pool's byte cap allows); larger ones are destroyed after their readback.
+    largest_kept_staging: int | None
 
     def describe(self) -> AdapterDescription: ...
 
