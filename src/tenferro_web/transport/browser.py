@@ -53,7 +53,7 @@ class BrowserTransport:
     """Owns one ``DeviceContext`` of the bridge (one GPUDevice)."""
 
     name = "browser"
-    largest_kept_staging = None
+    largest_kept_staging: int | None = None
 
     def __init__(self, context: Any):
         self._ctx = context

@@ -44,7 +44,7 @@ class NativeTransport:
     # While a MAP_READ buffer of 64 MiB lives, every later submit through wgpu-native waits
     # about 4 ms longer on an NVIDIA H200 (16 MiB and less: no change); a download that large
     # pays for its own staging buffer instead.
-    largest_kept_staging = 16 << 20
+    largest_kept_staging: int | None = 16 << 20
 
     def __init__(self, wgpu: Any, adapter: Any, device: Any):
         self._wgpu = wgpu
