@@ -112,10 +112,10 @@ lite: $(LITE)/index.html
 # side by side, each served from node_modules (never a CDN): TF.js (its UMD builds), jax-js (its
 # ES modules; package.json for the version) and onnxruntime-web (its WebGPU build and the wasm
 # module it loads).
-$(BENCH_SITE)/index.html: $(wildcard bench/page/*) bench/browser_bench.py $(STAMPS)/npm \
+$(BENCH_SITE)/index.html: $(wildcard bench/page/*) bench/browser_bench.py bench/workloads.py $(STAMPS)/npm \
                           $(PYODIDE_DIST)/pyodide-lock.json
 	rm -rf $(BENCH_SITE) && mkdir -p $(BENCH_SITE)/tfjs $(BENCH_SITE)/jax-js $(BENCH_SITE)/ort
-	cp bench/page/* bench/browser_bench.py $(BENCH_SITE)/
+	cp bench/page/* bench/browser_bench.py bench/workloads.py $(BENCH_SITE)/
 	cp node_modules/@tensorflow/tfjs-core/dist/tf-core.min.js \
 	   node_modules/@tensorflow/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js $(BENCH_SITE)/tfjs/
 	cp node_modules/@jax-js/jax/dist/*.js node_modules/@jax-js/jax/package.json $(BENCH_SITE)/jax-js/

@@ -6,8 +6,10 @@ its Python overhead is included), Pyodide's numpy matmul, and the WebGPU peers o
 back and ends with the readback of its last result. Per case, one warm-up trial of each library,
 then rounds that time one trial of every library, in an order that rotates from round to round,
 so that the machine's drift falls on all of them alike; each library's median trial counts.
-Every library's last result is checked against numpy's. Plus readback latency and the per-op
-cost of a chain of small dispatches. Progress goes to ``log`` as it runs.
+Every library's last result is checked against numpy's. Plus readback latency, the per-op
+cost of a chain of small dispatches, and the workload suite (bench/workloads.py: every op class
+of a user's einsums) at its small sizes, on the kernel family this adapter gets. Progress goes
+to ``log`` as it runs.
 """
 
 import statistics
@@ -15,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import workloads
 from pyodide.ffi import to_js
 
 import tenferro_web as tw
@@ -194,7 +197,8 @@ async def run(quick, log):
     log(f"tenferro-web {tw.__version__} on {a.vendor}/{a.architecture}, kernels "
         f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
     plan = cases(quick)
-    total = sum(1 + c.trials for c in plan) + 2  # + readback and the dispatch chain
+    suite = workloads.workloads("small")
+    total = sum(1 + c.trials for c in plan) + 2 + len(suite)  # + readback, chain, the suite
     done = 0
 
     def step(what):
@@ -212,6 +216,10 @@ async def run(quick, log):
     readback_ms = {"4 B": await readback(rt, 4), "4 MiB": await readback(rt, 4 << 20)}
     step("chain of 100 small dot_generals")
     enqueue_us, total_us = await dispatch_chain(rt)
+    suite_rows = []
+    for case in suite:
+        step(f"workload {case.name}")
+        suite_rows += await workloads.run_ours(rt, "page", [case], log)
     c32, f32_same = rows[-1], next(r for r in rows if r["case"] == f"f32 {rows[-1]['m']}")
     libraries = {
         OURS: {"version": tw.__version__, "backend": "webgpu",
@@ -233,4 +241,6 @@ async def run(quick, log):
         "c32_over_f32_rate": c32["gflops"][OURS] / f32_same["gflops"][OURS],
         "readback_ms": readback_ms,
         "dispatch_us_per_op": {"python_enqueue": enqueue_us, "enqueue_and_gpu": total_us},
+        "workloads": {"kernels": "cpu" if rt.device.profile.cpu else "gpu",
+                      "rows": suite_rows},
     }

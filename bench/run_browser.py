@@ -80,6 +80,15 @@ def print_table(result: dict) -> None:
     d = result["dispatch_us_per_op"]
     print(f"chain of 100 small dot_generals: {d['python_enqueue']:.0f} us/op to enqueue from "
           f"Python, {d['enqueue_and_gpu']:.0f} us/op including the GPU")
+    suite = result["workloads"]
+    print(f"\nworkload suite (bench/workloads.py, small sizes), {suite['kernels']} kernel family: "
+          "ms per call (median trial), our kernels alone, and GB/s or GFLOP/s")
+    for row in suite["rows"]:
+        kernels = f"{row['kernel_seconds'] * 1e3:9.3f}" if row["kernel_seconds"] else f"{'-':>9}"
+        rate = (f"{row['bytes'] / row['seconds'] / 1e9:7.2f} GB/s"
+                if row["kind"] in ("permutation", "reduction")
+                else f"{row['flops'] / row['seconds'] / 1e9:7.2f} GFLOP/s")
+        print(f"  {row['case']:<46}{row['seconds'] * 1e3:9.3f}{kernels}  {rate}")
 
 
 def main() -> None:

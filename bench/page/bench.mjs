@@ -154,6 +154,9 @@ async function main() {
   log("loading Pyodide and tenferro-web");
   const pyodide = await loadPyodide({ indexURL: new URL("./pyodide/", location.href).href });
   await pyodide.loadPackage("tenferro-web");
+  // The workload suite (bench/workloads.py), importable by browser_bench.py.
+  const site = pyodide.runPython("import site; site.getsitepackages()[0]");
+  pyodide.FS.writeFile(`${site}/workloads.py`, await (await fetch("workloads.py")).text());
   const ns = pyodide.globals.get("dict")();
   pyodide.runPython(await (await fetch("browser_bench.py")).text(), { globals: ns });
   const quick = new URLSearchParams(location.search).has("quick");
