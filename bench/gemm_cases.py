@@ -25,10 +25,6 @@ TRIALS = 5
 WARMUP_SECONDS = 0.3
 # The cases bench/gemm_sweep.py times with each tile candidate (one per kind of tile choice).
 SWEPT = ("f32 1024", "f32 4096", "c32 4096", "f32 batch 64x512")
-# The cases bench/submit_sweep.py times with each submit threshold.
-SUBMIT_SWEPT = ("f32 1024", "f32 2048", "f32 batch 64x512")
-# The cases bench/kernel_variants.py times with each way of writing gemm_tiled.
-VARIED = ("f32 2048", "f32 4096", "c32 4096", "f32 batch 64x512")
 
 
 def operands(name: str, m: int, n: int, k: int, batch: int, dtype: str):

@@ -4,8 +4,7 @@ cuBLAS in the same run. Self-contained: everything it needs is in the bundle tha
 Pyodide dist with this package, the Vulkan loader packages, the wgpu wheels).
 
     python3 bench/h200.py --bundle build/h200 --out DIR [--fuzz N] [--quick]
-                          [--workloads | --sweep | --submits | --variants | --host-share |
-                           --toggles]
+                          [--workloads | --sweep]
 
 1. Vulkan: Debian's loader and libglvnd, unpacked into a private folder (LD_LIBRARY_PATH); the
    NVIDIA ICD at /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json.
@@ -20,12 +19,8 @@ Prints a table of ratios and writes DIR/h200-lanes.json and one log per step. Wi
 the fuzz in both lanes, then bench/workloads.py (every op class a user's einsums are made of)
 through Dawn, wgpu-native and torch, and each lane's bandwidth ceiling (bench/ceiling/), with
 Dawn's timestamp quantization off; writes DIR/h200-workloads.json. With --sweep: the
-fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS. With
---submits: how often the command stream is submitted (bench/submit_sweep.py), both lanes. With
---variants: gemm_tiled written differently, same arithmetic (bench/kernel_variants.py), both lanes.
-With --host-share: where a host-bound trial's wall clock goes (bench/host_share.py), both lanes.
-With --toggles: the shipped gemm_tiled through Dawn under each of Dawn's device toggles that bear
-on a compute kernel (choices a page cannot make), beside wgpu-native.
+fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS and
+the two kernel families per op class (bench/families.py).
 """
 
 from __future__ import annotations
@@ -49,31 +44,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 from gemm_cases import (  # noqa: E402
     CASES,
     QUICK,
-    SUBMIT_SWEPT,
     SWEPT,
     TRIALS,
-    VARIED,
     WARMUP_SECONDS,
     operands,
 )
 
 NVIDIA_ICD = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"
 FUZZ_SEED = 20261205
-# Dawn's choices for a compute kernel that a page cannot change, each undone alone and all
-# together (TENFERRO_DAWN_OPTIONS, tools/dawn_host.mjs): where does Tint's compile of gemm_tiled
-# lose to naga's? Default on: SPIR-V's Vulkan memory model, robustBufferAccess2, index clamps,
-# zeroed workgroup memory, div/mod polyfills.
-DAWN_TOGGLE_SETS = {
-    "default": "",
-    "no-vulkan-memory-model": "disable-dawn-features=use_vulkan_memory_model",
-    "robust-buffer-access-1": "disable-dawn-features=vulkan_use_buffer_robust_access_2",
-    "no-index-clamps": "enable-dawn-features=disable_robustness",
-    "no-workgroup-zeroing": "enable-dawn-features=disable_workgroup_init",
-    "no-div-mod-polyfill": "enable-dawn-features=disable_polyfills_on_integer_div_and_mod",
-    "all-five": "enable-dawn-features=disable_robustness,disable_workgroup_init,"
-                "disable_polyfills_on_integer_div_and_mod "
-                "disable-dawn-features=use_vulkan_memory_model,vulkan_use_buffer_robust_access_2",
-}
 
 
 
@@ -214,16 +192,6 @@ def main() -> int:
                            "Dawn, wgpu-native and torch")
     mode.add_argument("--sweep", action="store_true",
                       help="gemm_tiled's tile candidates (bench/gemm_sweep.py) and the fuzz only")
-    mode.add_argument("--submits", action="store_true",
-                      help="when the pending stream is submitted (bench/submit_sweep.py), both "
-                           "lanes")
-    mode.add_argument("--variants", action="store_true",
-                      help="gemm_tiled written differently (bench/kernel_variants.py), both lanes")
-    mode.add_argument("--host-share", action="store_true",
-                      help="where a host-bound trial's wall clock goes (bench/host_share.py), "
-                           "both lanes")
-    mode.add_argument("--toggles", action="store_true",
-                      help="the shipped gemm_tiled under Dawn's toggles (DAWN_TOGGLE_SETS)")
     parser.add_argument("--icd", default=NVIDIA_ICD)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -274,35 +242,15 @@ def main() -> int:
         steps = {"dawn-fuzz": steps["dawn-fuzz"], "native-fuzz": steps["native-fuzz"],
                  "dawn-sweep": with_gemm_lane("gemm_sweep", *gemm_args),
                  "native-sweep": native("gemm_sweep", *gemm_args),
-                 "dawn-transposes": per_op("transpose_sweep"),
-                 "native-transposes": native("transpose_sweep"),
                  "dawn-families": per_op("families"),
                  "native-families": native("families")}
-    if args.submits:
-        steps = {"dawn-submits": with_gemm_lane("submit_sweep"),
-                 "native-submits": native("submit_sweep")}
-    if args.variants:
-        steps = {"dawn-variants": with_gemm_lane("kernel_variants"),
-                 "native-variants": native("kernel_variants")}
-    if args.host_share:
-        steps = {"dawn-host-share": with_gemm_lane("host_share"),
-                 "native-host-share": native("host_share")}
-    step_options: dict[str, str] = {}  # TENFERRO_DAWN_OPTIONS per step
     if args.workloads:
         return run_workloads(args, env, node, steps)
-    if args.toggles:
-        shipped = ("--variants", "as-is")
-        steps = {f"dawn-toggles-{label}": with_gemm_lane("kernel_variants", *shipped)
-                 for label in DAWN_TOGGLE_SETS}
-        step_options = {f"dawn-toggles-{label}": options
-                        for label, options in DAWN_TOGGLE_SETS.items()}
-        steps["native-variants"] = native("kernel_variants", *shipped)
     for step, cmd in steps.items():
-        step_env = {**env, "TENFERRO_DAWN_OPTIONS": step_options.get(step, "")}
-        code, text = run_logged(cmd, step_env, args.out / f"{step}.log", timeout=240)
+        code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
         if step.endswith("fuzz"):
             report[step] = fuzz_summary(code, text)
-        elif step.endswith(("sums", "transposes", "families", "submits", "share")):
+        elif step.endswith(("sums", "families")):
             words = ("ms", "lane", "adapter", "worst", "submit at")
             report[step] = {"exit": code, "lines": [line for line in text.splitlines()
                                                     if any(w in line for w in words)]}
@@ -314,12 +262,6 @@ def main() -> int:
         cases = QUICK if args.quick else CASES
         if args.sweep:
             cases = [c for c in cases if args.quick or c[0] in SWEPT]
-        if args.submits:
-            cases = [c for c in cases if c[0] in SUBMIT_SWEPT]
-        if args.variants or args.toggles:
-            cases = [c for c in cases if c[0] in VARIED]
-        if args.host_share:
-            cases = [c for c in cases if c[0] in ("f32 1024", "f32 2048")]
         report["torch"] = {"version": torch.__version__, "gpu": torch.cuda.get_device_name(),
                            "rows": time_torch(cases)}
     except Exception as error:  # no torch or no CUDA: the lanes' figures still stand
@@ -412,13 +354,11 @@ def print_workloads(report: dict) -> None:
 
 def print_table(report: dict) -> None:
     cublas = {r["case"]: r["gflops"] for r in report.get("torch", {}).get("rows", [])}
-    toggled = [step for step in report if step.startswith("dawn-toggles")]
-    for step in ("dawn-sweep", "native-sweep", "dawn-variants", *toggled, "native-variants"):
+    for step in ("dawn-sweep", "native-sweep"):
         for row in (report.get(step) or {}).get("rows", []):
             base = cublas.get(row["case"])
             kernel = row.get("kernel_gflops")
-            label = step.removeprefix("dawn-toggles-") if step in toggled else \
-                row.get("tiles") or row.get("variant")
+            label = row["tiles"]
             print(f"{step[:15]:<16}{row['case']:<20}{label:<24}"
                   f"{row['gflops']:>10,.0f} GFLOP/s{row['gflops'] / base if base else 0:>7.3f} "
                   f"of cuBLAS; kernels {kernel / base if base and kernel else 0:.3f}")
@@ -452,9 +392,7 @@ def print_table(report: dict) -> None:
               + "".join(f"{r or 0:>17,.0f}" for r in rates)
               + "".join(f"{ours[name] / r:>23.2f}x" if r and ours.get(name) else f"{'-':>24}"
                         for r in rates))
-    for step in ("dawn-sums", "native-sums", "dawn-transposes", "native-transposes",
-                 "dawn-families", "native-families", "dawn-submits", "native-submits",
-                 "dawn-host-share", "native-host-share"):
+    for step in ("dawn-sums", "native-sums", "dawn-families", "native-families"):
         print(f"{step}:", *report.get(step, {}).get("lines", []), sep="\n  ")
     for step in ("dawn-fuzz", "native-fuzz"):
         s = report.get(step, {})

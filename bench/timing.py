@@ -1,5 +1,5 @@
-"""The timing rule of the per-op benchmarks (bench/sums.py, bench/families.py,
-bench/transpose_sweep.py), and the runtimes they compare. In Pyodide on Node.js + Dawn pass this
+"""The timing rule of the per-op benchmarks (bench/sums.py, bench/families.py), and the
+runtimes they compare. In Pyodide on Node.js + Dawn pass this
 file too: ``--module bench/timing.py``.
 """
 

@@ -26,7 +26,7 @@ WG_1D = 256
 # transpose_tiled's workgroup is 32 x TILE_ROWS invocations, each moving 32 / TILE_ROWS elements.
 # Fewer invocations per tile make CPU adapters pay for fewer barriers (SwiftShader, 1024^2:
 # 515 / 276 / 159 / 88 ms with ROWS 8 / 4 / 2 / 1; the strided gather 42 ms); on the H200 every
-# shape timed the same (bench/transpose_sweep.py). 64 invocations are a full wave everywhere.
+# shape timed the same (ROWS 8 / 4 / 2 / 1 swept). 64 invocations are a full wave everywhere.
 TILE_ROWS = 2
 _ELEMENT_TYPE = {4: "u32", 8: "vec2<u32>"}
 
