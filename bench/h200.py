@@ -306,6 +306,8 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
         else:
             result = result_of(text)
             report["rows"].extend(result["rows"] if result else [])
+            if result and "version" in result:  # torch's, from its own lane
+                report["versions"][step.removesuffix("-workloads")] = result["version"]
             if not result:
                 report[step] = {"exit": code, "error": text.splitlines()[-5:]}
     (args.out / "h200-workloads.json").write_text(json.dumps(report, indent=1))

@@ -332,7 +332,11 @@ async def main(argv: list[str]) -> int:
     only = args.only.split("|")
     cases = [c for c in workloads(args.size) if any(o in c.name for o in only)]
     log = lambda line: print(line, flush=True)  # noqa: E731
+    result: dict[str, Any] = {}
     if args.lane == "torch" and sys.platform != "emscripten":
+        import torch
+
+        result["version"] = f"torch {torch.__version__}"
         rows = await run_torch(cases, log)
     else:
         import tenferro_web as tw
@@ -344,7 +348,7 @@ async def main(argv: list[str]) -> int:
         log(f"{lane}: {rt.adapter.vendor} {rt.adapter.description}, kernels "
             f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
         rows = await run_ours(rt, lane, cases, log, args.profile)
-    print("RESULT " + json.dumps({"rows": rows}), flush=True)
+    print("RESULT " + json.dumps({**result, "rows": rows}), flush=True)
     return 0
 
 
