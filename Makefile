@@ -28,16 +28,29 @@ DAWN_NODE := VK_ICD_FILENAMES=$(DAWN_ICD) node --import ./tools/dawn_host.mjs
 # The browser tests that also run in Node.js + Dawn (the Chromium-only ones stay in Chromium).
 DAWN_TESTS := tests/browser/test_dot_general.py tests/browser/test_einsum.py \
               tests/browser/test_fuzz.py tests/browser/test_memory.py
+# The browser tests that also run in headless Firefox on its own WebGPU (Marionette drives it,
+# tools/firefox.py), and the Firefox-only ones. Left out: the demo's and JupyterLite's Chromium
+# tests (the demo runs in Firefox in test_firefox.py), and the refused-allocation test: lavapipe
+# in Firefox grants every allocation within its limits on this machine, so nothing is refused.
+FIREFOX_TESTS := tests/browser/test_copies.py tests/browser/test_dot_general.py \
+                 tests/browser/test_einsum.py \
+                 tests/browser/test_fuzz.py tests/browser/test_memory.py \
+                 tests/browser/test_transfers.py tests/browser/test_runtime.py \
+                 tests/browser/test_worker.py tests/browser/test_environment.py \
+                 tests/browser/test_firefox.py
+FIREFOX_DESELECT := --deselect \
+    "tests/browser/test_memory.py::test_a_refused_allocation_is_a_typed_error_and_the_runtime_stays_usable[firefox]"
 
-.PHONY: help demo test lint test-host test-browser test-dawn bench lite dist wheel clean fuzz \
-        h200-bundle
+.PHONY: help demo test lint test-host test-browser test-firefox test-dawn bench lite dist wheel \
+        clean fuzz h200-bundle
 
 help:
 	@echo "make demo          run the demo page in headless Chromium on its WebGPU adapter"
-	@echo "make test          every test: lint, test-host, test-browser and test-dawn"
+	@echo "make test          every test: lint, test-host, test-browser, test-firefox, test-dawn"
 	@echo "make lint          ruff, mypy --strict over src/, the import layering"
 	@echo "make test-host     the plain-CPython lane (planners, validation, native lane on lavapipe)"
 	@echo "make test-browser  Pyodide in headless Chromium on WebGPU (demo and JupyterLite included)"
+	@echo "make test-firefox  Pyodide in headless Firefox on its own WebGPU (demo included)"
 	@echo "make test-dawn     Pyodide in Node.js on Chrome's WebGPU (Dawn, npm webgpu)"
 	@echo "make fuzz          the seeded kernel fuzz, both kernel families (N, SEED, CASE, LANE)"
 	@echo "make bench         browser benchmark: ours vs numpy, TF.js, jax-js, onnxruntime-web;"
@@ -50,6 +63,7 @@ help:
 	@echo
 	@echo "variables:"
 	@echo "  SERVE=1       demo, lite: serve the site for a real browser instead (PORT=8000 / 8001)"
+	@echo "  BROWSER=firefox  demo: run the page in headless Firefox instead of Chromium"
 	@echo "  QUICK=1       bench: the small sizes only (about a minute)"
 	@echo "  SAVE=1        bench: also record the results in bench/results/ and redraw the chart"
 	@echo "  N=1000        fuzz: how many cases"
@@ -134,7 +148,8 @@ h200-bundle: $(PYODIDE_DIST)/pyodide-lock.json $(STAMPS)/npm
 	$(PY) tools/h200_bundle.py --wheel $(WHEEL)
 
 demo: $(SITE)/index.html
-	$(PY) tools/demo.py $(SITE) $(if $(SERVE),--serve $(or $(PORT),8000))
+	$(PY) tools/demo.py $(SITE) $(if $(SERVE),--serve $(or $(PORT),8000)) \
+	    $(if $(BROWSER),--browser $(BROWSER))
 
 # Style (ruff), types (mypy --strict over src/) and the layering (import-linter, pyproject.toml).
 lint: $(STAMPS)/venv
@@ -164,13 +179,17 @@ fuzz: $(STAMPS)/installed
 endif
 
 test-browser: $(SITE)/index.html $(LITE)/index.html
-	$(PY) -m pytest tests/browser $(BROWSER_ARGS)
+	$(PY) -m pytest tests/browser $(BROWSER_ARGS) --ignore=tests/browser/test_firefox.py
+
+test-firefox: $(SITE)/index.html
+	$(PY) -m pytest $(FIREFOX_TESTS) --dist-dir=$(PYODIDE_DIST) --runner selenium --rt firefox \
+	    $(FIREFOX_DESELECT)
 
 # The dot_general, einsum, fuzz and memory browser tests in Pyodide on Node.js + Dawn.
 test-dawn: $(PYODIDE_DIST)/pyodide-lock.json
 	VK_ICD_FILENAMES=$(DAWN_ICD) $(PY) -m pytest $(DAWN_TESTS) --dist-dir=$(PYODIDE_DIST) --rt node
 
-test: lint test-host test-browser test-dawn
+test: lint test-host test-browser test-firefox test-dawn
 
 clean:
 	rm -rf $(BUILD) $(VENV) node_modules .cache

@@ -22,7 +22,10 @@ async def start() -> dict:
         return _error(e)
     a = runtime.adapter
     kind = "CPU emulation (a software adapter)" if a.is_cpu else "GPU"
-    return {"kind": kind, "vendor": a.vendor, "architecture": a.architecture,
+    # Firefox gives pages none of the adapter's names: say so rather than show blanks.
+    withheld = "withheld by this browser"
+    return {"kind": kind, "vendor": a.vendor or withheld,
+            "architecture": a.architecture or withheld,
             "description": a.description or "-", "fallback adapter": str(a.is_fallback),
             "runs in": a.context, "features": ", ".join(a.features) or "-",
             "max buffer": f"{a.limits['maxBufferSize'] >> 20} MiB",

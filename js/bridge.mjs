@@ -34,6 +34,21 @@ export class BridgeError extends Error {
   }
 }
 
+// Firefox's validation error for a WGSL module says only "Parsing error"; the compiler's own
+// messages (line, column, what is wrong) come from getCompilationInfo, in every engine.
+async function withCompilerMessages(message, module) {
+  let info = null;
+  try {
+    info = await module.getCompilationInfo();
+  } catch {
+    return message;
+  }
+  // naga's messages draw the source under the first line: the first line says what is wrong.
+  const errors = info.messages.filter((m) => m.type === "error" && !message.includes(m.message))
+    .map((m) => `${m.lineNum}:${m.linePos}: ${m.message.trim().split("\n")[0]}`);
+  return errors.length ? `${message} (${errors.join("; ")})` : message;
+}
+
 export function hasWebGpu() {
   return Boolean(globalThis.navigator && globalThis.navigator.gpu);
 }
@@ -241,9 +256,17 @@ export class DeviceContext {
     const device = this.device;
     const layout = this.layoutFor(buffers);
     device.pushErrorScope("validation");
-    const pipeline = device.createComputePipeline(this.pipelineDescriptor(code, label, layout));
-    const id = this.addPipeline(pipeline, layout);
-    this.answer(this.brokenPipelines, id, `pipeline ${label}: `);
+    const descriptor = this.pipelineDescriptor(code, label, layout);
+    const id = this.addPipeline(device.createComputePipeline(descriptor), layout);
+    this.scopes.push(device.popErrorScope().then(
+      async (error) => {
+        if (error) {
+          const message = await withCompilerMessages(error.message, descriptor.compute.module);
+          this.brokenPipelines.push([id, `pipeline ${label}: ${message}`]);
+        }
+      },
+      () => {}, // a lost device rejects the scope; device.lost reports that
+    ));
     return id;
   }
 
@@ -270,7 +293,10 @@ export class DeviceContext {
     const compiled = device.createComputePipelineAsync(descriptor);
     const [moduleError, pipeline] = await Promise.allSettled([device.popErrorScope(), compiled]);
     const failure = moduleError.value?.message ?? pipeline.reason?.message ?? pipeline.reason;
-    if (failure !== undefined) throw new BridgeError("gpu", `pipeline ${label}: ${failure}`);
+    if (failure !== undefined) {
+      const message = await withCompilerMessages(String(failure), descriptor.compute.module);
+      throw new BridgeError("gpu", `pipeline ${label}: ${message}`);
+    }
     return this.addPipeline(pipeline.value, layout);
   }
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install the Debian packages tenferro-web's commands need, only those that are missing:
-# Chromium (its SwiftShader gives a WebGPU adapter without a GPU), its WebDriver, Node/npm,
-# Python's venv and Mesa's lavapipe. Safe to run again; quick when everything is there.
+# Chromium (its SwiftShader gives a WebGPU adapter without a GPU), its WebDriver, Firefox ESR
+# (its own WebGPU, on lavapipe here), Node/npm, Python's venv and Mesa's lavapipe. Safe to run again; quick when everything is there.
 set -euo pipefail
 
 need=()
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
+command -v firefox-esr >/dev/null || need+=(firefox-esr)
 command -v npm >/dev/null || need+=(nodejs npm)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 # Mesa's CPU Vulkan driver (lavapipe) for the native lane (wgpu-native outside the browser).

@@ -1,6 +1,8 @@
 """Browser lane: the package's tests run inside Pyodide on a real WebGPU adapter, through
-pytest-pyodide, in one of two hosts of the same browser transport:
+pytest-pyodide, in one of three hosts of the same browser transport:
   * ``--rt chrome``: headless Debian Chromium (SwiftShader on a machine without a GPU);
+  * ``--rt firefox``: headless Firefox ESR on its own WebGPU (wgpu; Mesa's lavapipe here),
+    driven through Marionette (tools/firefox.py) in place of geckodriver;
   * ``--rt node``: Node.js with Chrome's WebGPU implementation (Dawn, the npm package
     ``webgpu``) installed as ``navigator.gpu`` by tools/dawn_host.mjs.
 
@@ -30,6 +32,9 @@ from pytest_pyodide.config import get_global_config
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from firefox import FirefoxDriver, firefox_missing  # noqa: E402
+from pytest_pyodide.runner import SeleniumFirefoxRunner  # noqa: E402
+
 from browser_env import WEBGPU_FLAGS, OffsiteGuard, proxy_flag, request_host  # noqa: E402
 
 GUARD = OffsiteGuard()
@@ -41,6 +46,9 @@ CHROME_FLAGS = [*WEBGPU_FLAGS, "--js-flags=--expose-gc", proxy_flag(GUARD)]
 get_global_config().set_flags("chrome", CHROME_FLAGS)
 DAWN_HOST = ROOT / "tools" / "dawn_host.mjs"
 get_global_config().set_flags("node", [f"--import={DAWN_HOST}"])
+# pytest-pyodide's Firefox runners (page and worker) on Marionette instead of geckodriver, with
+# a profile that has WebGPU on and sends everything off loopback to the guard.
+SeleniumFirefoxRunner.get_driver = lambda self, jspi=False: FirefoxDriver(GUARD.port)
 # Seconds a test's script may run: several times what the slowest test takes on this 2-core
 # machine, for a cold, busy one (the per-test marker driver_timeout overrides it).
 SCRIPT_TIMEOUT = 180
@@ -67,6 +75,10 @@ def pytest_sessionstart(session):
         for tool in ("chromium", "chromedriver"):
             if shutil.which(tool) is None:
                 _fail(f"{tool} is not installed (run `make test`, which installs it)")
+    if "firefox" in runtimes(session.config):
+        missing = firefox_missing()
+        if missing:
+            _fail(missing)
     if "node" in runtimes(session.config):
         if shutil.which("node") is None:
             _fail("node is not installed (run `make test`, which installs it)")
@@ -86,6 +98,8 @@ def webgpu_adapter(request, web_server_main):
     info = {}
     if "chrome" in runtimes(request.config):
         info = chrome_adapter(web_server_main)
+    if "firefox" in runtimes(request.config):
+        info = firefox_adapter(web_server_main)
     if "node" in runtimes(request.config):
         info = dawn_adapter()
     if "error" in info:
@@ -124,6 +138,19 @@ def chrome_adapter(web_server_main) -> dict:
         driver.quit()
 
 
+def firefox_adapter(web_server_main) -> dict:
+    host, port, _ = web_server_main
+    driver = FirefoxDriver(GUARD.port)
+    try:
+        driver.get(f"http://{host}:{port}/test.html")
+        return driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            f"(async () => {{ {ADAPTER_INFO_JS} }})()"
+            ".then(done, (e) => done({error: String(e)}));")
+    finally:
+        driver.quit()
+
+
 def dawn_adapter() -> dict:
     script = (f"(async () => {{ {ADAPTER_INFO_JS} }})()"
               ".then((r) => console.log(JSON.stringify(r)), "
@@ -140,13 +167,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     info = config.stash.get(ADAPTER_KEY, None)
     if info:
         terminalreporter.write_sep("-", "WebGPU adapter of the browser lane")
-        terminalreporter.write_line(
-            f"{info['vendor']} / {info['architecture']} (fallback={info['fallback']}) in "
-            f"{info['browser']}")
+        names = f"{info['vendor']} / {info['architecture']}" if info["vendor"] or \
+            info["architecture"] else "names withheld by the browser"
+        terminalreporter.write_line(f"{names} (fallback={info['fallback']}) in {info['browser']}")
     calls = GUARD.service_calls()
     if calls:
         terminalreporter.write_line(
-            f"offsite guard: refused {len(calls)} Chromium service call(s) to "
+            f"offsite guard: refused {len(calls)} browser service call(s) to "
             f"{sorted({request_host(c) for c in calls})}; nothing left 127.0.0.1")
     offsite = GUARD.offsite_requests()
     if offsite:

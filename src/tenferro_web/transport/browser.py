@@ -66,7 +66,9 @@ class BrowserTransport:
         if not bridge.hasWebGpu():
             raise NoAdapterError(
                 op, "navigator.gpu is missing in this browser context; use a browser with "
-                    "WebGPU (Chrome/Edge 113+, or Chromium with --enable-unsafe-webgpu)")
+                    "WebGPU: Chrome/Edge 113+ (Chromium on Linux: --enable-unsafe-webgpu), "
+                    "Firefox 141+ (where it is off: set dom.webgpu.enabled to true in "
+                    "about:config), Safari 26+")
         try:
             context = await bridge.openDevice(power_preference)
         except JsException as e:
