@@ -106,6 +106,53 @@ def test_sync_calls_without_jspi_entry_raise_a_typed_error_naming_the_fix(seleni
     assert text.startswith("create_sync:") and "await WebGpuRuntime.create()" in text
 
 
+def test_a_browser_without_jspi_gets_jspi_unavailable_naming_the_async_call(selenium):
+    """Safari's case (WebGPU, no JSPI), made here by hiding JSPI from a fresh page before
+    Pyodide loads: the async API works, each sync variant names its async call."""
+    selenium.refresh()
+    # A script element runs in the page's own realm (Marionette's scripts do not, in Firefox).
+    selenium.run_js("""
+        const hide = document.createElement("script");
+        hide.textContent = "delete WebAssembly.Suspending; delete WebAssembly.promising;";
+        document.head.append(hide);
+        """, pyodide_checks=False)
+    try:
+        selenium.load_pyodide()
+        selenium.initialize_pyodide()
+        selenium.load_package("tenferro-web")
+        found = selenium.run_async(
+            """
+            import numpy as np
+            from pyodide.ffi import can_run_sync
+            import tenferro_web as tw
+
+            rt = await tw.WebGpuRuntime.create()
+            t = rt.upload(np.arange(6, dtype=np.float32))
+            assert (await t.download()).tolist() == list(range(6))  # the async API works
+            messages = [str(can_run_sync())]
+            for call in (t.download_sync, rt.synchronize_sync, tw.WebGpuRuntime.create_sync):
+                try:
+                    call()
+                    messages.append("no error")
+                except tw.JSPIUnavailable as e:
+                    messages.append(str(e))
+            "|".join(messages)
+            """)
+    finally:
+        # a fresh page with JSPI for the tests after this one
+        selenium.refresh()
+        selenium.load_pyodide()
+        selenium.initialize_pyodide()
+        selenium.save_state()
+        selenium.restore_state()
+        selenium.tw_helpers_installed = False
+    jspi, download, synchronize, create = found.split("|")
+    assert jspi == "False"
+    assert download.startswith("download_sync:") and "await tensor.download()" in download, download
+    assert synchronize.startswith("synchronize_sync:") and "await" in synchronize, synchronize
+    assert create.startswith("create_sync:") and "await WebGpuRuntime.create()" in create, create
+
+
 @run_in_pyodide(packages=["tenferro-web"])
 async def test_zero_size_tensors_never_touch_the_gpu(selenium):
     import numpy as np
