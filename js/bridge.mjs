@@ -340,6 +340,7 @@ export class DeviceContext {
     const timed = this.timing && this.timedSubmit(words);
     let passes = 0;
     let pass = null;
+    let bound = null; // the pass's pipeline: a chain of one kernel sets it once
     let i = 0;
     while (i < words.length) {
       const op = words[i];
@@ -357,8 +358,12 @@ export class DeviceContext {
             },
           } : {});
           passes += 1;
+          bound = null;
         }
-        pass.setPipeline(pipeline);
+        if (pipeline !== bound) {
+          pass.setPipeline(pipeline);
+          bound = pipeline;
+        }
         this.dynamicOffset[0] = words[i + 2] * 4;
         pass.setBindGroup(0, group, this.dynamicOffset, 0, 1);
         pass.dispatchWorkgroups(words[i + 4], words[i + 5], words[i + 6]);

@@ -215,6 +215,7 @@ class NativeTransport:
                 query_set = device.create_query_set(type="timestamp", count=2 * runs)
         passes = 0
         compute = None
+        bound = None  # the pass's pipeline: a chain of one kernel sets it once
         for command in commands_list:
             if isinstance(command, Dispatch):
                 pipeline = self._pipelines[command.pipeline]
@@ -228,7 +229,10 @@ class NativeTransport:
                                                                "end_of_pass_write_index":
                                                                    2 * passes + 1})
                     passes += 1
-                compute.set_pipeline(pipeline)
+                    bound = None
+                if pipeline is not bound:
+                    compute.set_pipeline(pipeline)
+                    bound = pipeline
                 compute.set_bind_group(0, group, [command.params_offset * 4])
                 compute.dispatch_workgroups(*command.grid)
                 continue
