@@ -33,7 +33,7 @@ DAWN_TESTS := tests/browser/test_dot_general.py tests/browser/test_einsum.py \
 # tests (the demo runs in Firefox in test_firefox.py), and the refused-allocation test: lavapipe
 # in Firefox grants every allocation within its limits on this machine, so nothing is refused.
 FIREFOX_TESTS := tests/browser/test_copies.py tests/browser/test_dot_general.py \
-                 tests/browser/test_einsum.py \
+                 tests/browser/test_einsum.py tests/browser/test_engines.py \
                  tests/browser/test_fuzz.py tests/browser/test_memory.py \
                  tests/browser/test_transfers.py tests/browser/test_runtime.py \
                  tests/browser/test_worker.py tests/browser/test_environment.py \
