@@ -126,21 +126,16 @@ def chrome_adapter(web_server_main) -> dict:
     options = Options()
     for flag in ["--headless", "--no-sandbox", *CHROME_FLAGS]:
         options.add_argument(flag)
-    host, port, _ = web_server_main
-    driver = Chrome(options=options)
-    try:
-        driver.get(f"http://{host}:{port}/test.html")
-        return driver.execute_async_script(
-            "const done = arguments[arguments.length - 1];"
-            f"(async () => {{ {ADAPTER_INFO_JS} }})()"
-            ".then(done, (e) => done({error: String(e)}));")
-    finally:
-        driver.quit()
+    return page_adapter(Chrome(options=options), web_server_main)
 
 
 def firefox_adapter(web_server_main) -> dict:
+    return page_adapter(FirefoxDriver(GUARD.port), web_server_main)
+
+
+def page_adapter(driver, web_server_main) -> dict:
+    """ADAPTER_INFO_JS in a page of the test server, then the browser closed."""
     host, port, _ = web_server_main
-    driver = FirefoxDriver(GUARD.port)
     try:
         driver.get(f"http://{host}:{port}/test.html")
         return driver.execute_async_script(
@@ -239,3 +234,12 @@ def restart(runner) -> None:
 @pytest.fixture(scope="session")
 def offsite_guard():
     return GUARD
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    """The built demo site (test_demo.py in Chromium, test_firefox.py in Firefox)."""
+    demo = ROOT / "build" / "site"
+    if not (demo / "index.html").exists() or not (demo / "pyodide" / "pyodide.mjs").exists():
+        pytest.fail(f"no demo site at {demo}: run `make test`, which builds it")
+    return demo

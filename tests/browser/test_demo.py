@@ -3,21 +3,11 @@
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 from demo import run_page  # noqa: E402
 
-SITE = ROOT / "build" / "site"
 ARTIFACTS = ROOT / "build" / "artifacts"
-
-
-@pytest.fixture(scope="module")
-def site():
-    if not (SITE / "index.html").exists() or not (SITE / "pyodide" / "pyodide.mjs").exists():
-        pytest.fail(f"no demo site at {SITE}: run `make test`, which builds it")
-    return SITE
 
 
 def test_demo_runs_end_to_end_on_webgpu(site):

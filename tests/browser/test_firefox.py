@@ -5,20 +5,9 @@ The package's tests themselves run in Firefox through pytest-pyodide (``--rt fir
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 from demo import run_page  # noqa: E402
-
-SITE = ROOT / "build" / "site"
-
-
-@pytest.fixture(scope="module")
-def site():
-    if not (SITE / "index.html").exists() or not (SITE / "pyodide" / "pyodide.mjs").exists():
-        pytest.fail(f"no demo site at {SITE}: run `make test`, which builds it")
-    return SITE
 
 
 def test_the_demo_runs_in_firefox_and_says_what_the_browser_withholds(site):
