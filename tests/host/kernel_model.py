@@ -120,9 +120,11 @@ def _grouped_tiles(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None
     tiles_a, tiles_b, batches, offset = w[0], w[1], w[2], signed(w[3])
     extent_a, extent_b, n_a, n_b, n_rest = w[4:9]
     axes = [(w[9 + 3 * i], signed(w[10 + 3 * i]), w[11 + 3 * i]) for i in range(n_a + n_b + n_rest)]
-    x, y, _ = launch.grid
-    assert x * y >= tiles_a * tiles_b * batches, "grid misses tiles"
+    assert len(w) == 9 + 3 * (n_a + n_b + n_rest), "params past the axes"
+    per = int(dict(launch.key.constants)["BATCHES"])  # consecutive batches per workgroup
+    assert 1 <= per <= 32, "the kernel's batch table holds 32"
     assert tiles_a * 32 >= extent_a and tiles_b * 32 >= extent_b, "tiles miss the groups"
+    x, y, _ = launch.grid
 
     def offsets(index: np.ndarray, group: list[tuple[int, int, int]]):
         rest, src_at, dst_at = index.copy(), np.zeros_like(index), np.zeros_like(index)
@@ -132,10 +134,25 @@ def _grouped_tiles(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None
             rest //= extent
         return src_at, dst_at
 
-    f = np.arange(extent_a * extent_b * batches)
-    a_src, a_dst = offsets(f % extent_a, axes[:n_a])
-    b_src, b_dst = offsets(f // extent_a % extent_b, axes[n_a: n_a + n_b])
-    r_src, r_dst = offsets(f // (extent_a * extent_b), axes[n_a + n_b:])
+    # As the kernel decodes its workgroup: the tile index fastest, then the chunk of batches;
+    # workgroups past the last chunk leave. Each moves the 32 x 32 tile at (a0, b0) for the
+    # batches first .. first + per - 1 that exist.
+    group = np.arange(x * y)
+    first = group // (tiles_a * tiles_b) * per
+    group, first = group[first < batches], first[first < batches]
+    t = group % (tiles_a * tiles_b)
+    a0, b0 = (t % tiles_a) * 32, (t // tiles_a) * 32
+    k, i, j = np.meshgrid(np.arange(per), np.arange(32), np.arange(32), indexing="ij")
+    ga, gb = a0[:, None, None, None] + i, b0[:, None, None, None] + j  # along A, along B
+    batch = first[:, None, None, None] + k
+    ok = (ga < extent_a) & (gb < extent_b) & (batch < batches)
+    ga, gb, batch = ga[ok], gb[ok], batch[ok]
+    covered = np.zeros((batches, extent_b, extent_a), bool)
+    covered[batch, gb, ga] = True
+    assert covered.all(), "grid misses tiles"
+    a_src, a_dst = offsets(ga, axes[:n_a])
+    b_src, b_dst = offsets(gb, axes[n_a: n_a + n_b])
+    r_src, r_dst = offsets(batch, axes[n_a + n_b:])
     src, dst = (bufs[s] for s in launch.buffers)
     dst_idx = a_dst + b_dst + r_dst
     dst[dst_idx] = src[offset + a_src + b_src + r_src]

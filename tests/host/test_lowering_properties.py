@@ -358,6 +358,36 @@ def test_tiny_matrices_get_the_strided_gather_not_tiles():
     assert big.ops[0].key.name == "transpose_tiled"
 
 
+@pytest.mark.parametrize("tiling", [(1, 2, True, False), (4, 2, True, True), (5, 8, False, True),
+                                    (16, 4, True, False), (32, 1, False, False)])
+@pytest.mark.parametrize("dtype", [DType.F32, DType.C32])
+def test_grouped_tiles_cover_every_batch_whatever_the_chunk(tiling, dtype):
+    """permute_tiled moves one (A, B) tile at BATCHES consecutive batch indices per workgroup:
+    the grid shrinks by BATCHES, and the last chunk (batches not a multiple of it) is short."""
+    from tenferro_web.lowering import copy
+
+    rng = np.random.default_rng(7)
+    spec = copy.GroupedTiling(*tiling)
+    for shape, perm in (((40, 3, 35), (2, 1, 0)), ((33, 7, 5, 34), (3, 1, 2, 0)),
+                        ((2,) * 12 + (3,), (12, *range(11, -1, -1)))):
+        strides = tuple(int(s) for s in np.cumprod((1, *shape[:-1])))
+        view = ViewLayout(shape, strides, 0).permuted(OP, perm)
+        plan = copy.plan_copy(view, OP)
+        launch = copy.copy_ops(OP, AdapterProfile(cpu=False), plan, dtype.itemsize, 0, 1)[0]
+        launch = Launch.of(OP, AdapterProfile(cpu=False),
+                           copy.GroupedTileSpec(*(getattr(launch.spec, f) for f in
+                                                  ("itemsize", "dims", "strides", "offset",
+                                                   "a", "b")), spec), (0, 1))
+        tiles_a, tiles_b, batches = launch.spec.tiles
+        assert launch.spec.groups == tiles_a * tiles_b * -(-batches // spec.batches)
+        flat = rng.integers(-1000, 1000, int(np.prod(shape))).astype(dtype.numpy)
+        program = copy.Program(1, flat.nbytes, (), (launch,))
+        out, trace = run_program(program, [flat], dtype.numpy)
+        assert np.array_equal(np.sort(trace.writes[0]), np.arange(flat.size))
+        np.testing.assert_array_equal(out, np.transpose(flat.reshape(shape, order="F"),
+                                                        perm).reshape(-1, order="F"))
+
+
 @given(byte_len=st.integers(1, 1 << 34), max_binding=st.sampled_from([1 << 27, (1 << 32) - 4]))
 def test_pooled_buffers_are_whole_16_byte_units_within_the_binding_limit(byte_len, max_binding):
     if byte_len > max_binding - BINDING_ALIGN:

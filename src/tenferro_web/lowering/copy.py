@@ -109,10 +109,39 @@ class TiledTransposeSpec:
 
 
 @dataclass(frozen=True)
+class GroupedTiling:
+    """How ``permute_tiled`` spreads its tiles: ``batches`` consecutive batch indices of one
+    (A, B) tile per workgroup (the tables of offsets built once for all of them), a workgroup of
+    32 x ``rows`` invocations, the batches' offsets from a table built with the others
+    (``batch_table``) or decomposed per batch, and the next batch's loads issued before this
+    one's stores (``prefetch``)."""
+
+    batches: int = 4
+    rows: int = 2
+    batch_table: bool = True
+    prefetch: bool = True
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.batches <= 32 or self.rows not in (1, 2, 4, 8, 16, 32):
+            raise ValueError(f"malformed grouped tiling {self}")
+
+
+# A workgroup's setup (tables of 64 offsets, each a loop of div/mod over the params, and a
+# barrier) was paid for every 32 x 32 tile; 4 batches per workgroup pay it once per 4 tiles and
+# still leave 4096 workgroups for 64^4 (2 x 2 tiles x 4096 batches), about one per resident slot
+# of an H200 (132 SMs x 32 workgroups of 64 invocations). The next batch's loads go out before
+# this one's stores, so a workgroup keeps its loads in flight across its batches. The lowering
+# reads this module attribute, so a probe may swap it (and clear ``lower_copy``'s cache) to
+# time another tiling.
+GROUPED_TILING = GroupedTiling()
+
+
+@dataclass(frozen=True)
 class GroupedTileSpec:
-    """``permute_tiled``: a 32 x 32 tile per workgroup over the groups of axes ``a`` (the
-    source's fastest) and ``b`` (the destination's fastest), batched over the other axes; the
-    destination is compact column-major over ``dims``."""
+    """``permute_tiled``: 32 x 32 tiles over the groups of axes ``a`` (the source's fastest)
+    and ``b`` (the destination's fastest), a workgroup per tile and chunk of
+    ``tiling.batches`` consecutive indices over the other axes; the destination is compact
+    column-major over ``dims``."""
 
     itemsize: int
     dims: tuple[int, ...]
@@ -120,6 +149,7 @@ class GroupedTileSpec:
     offset: int
     a: tuple[int, ...]
     b: tuple[int, ...]
+    tiling: GroupedTiling = GroupedTiling()
 
     def __post_init__(self) -> None:
         if self.itemsize not in _ELEMENT_TYPE or not self.a or not self.b \
@@ -141,12 +171,15 @@ class GroupedTileSpec:
 
     @property
     def key(self) -> KernelKey:
-        return KernelKey.of("permute_tiled", ELEM=_ELEMENT_TYPE[self.itemsize], ROWS=TILE_ROWS)
+        t = self.tiling
+        return KernelKey.of("permute_tiled", ELEM=_ELEMENT_TYPE[self.itemsize], ROWS=t.rows,
+                            BATCHES=t.batches, BATCH_TABLE=str(t.batch_table).lower(),
+                            PREFETCH=str(t.prefetch).lower())
 
     @property
     def groups(self) -> int:
         tiles_a, tiles_b, batches = self.tiles
-        return tiles_a * tiles_b * batches
+        return tiles_a * tiles_b * -(-batches // self.tiling.batches)
 
     def words(self, op: str) -> tuple[int, ...]:
         low, high = view_extent(op, self.dims, self.strides, self.offset)
@@ -180,7 +213,7 @@ def copy_ops(op: str, profile: AdapterProfile, plan: CopyPlan, itemsize: int, sr
         spec = TiledTransposeSpec(itemsize, plan.dims[0], plan.dims[1], batch, plan.src_offset)
     elif plan.kind is CopyKind.GROUPED and not profile.cpu:
         spec = GroupedTileSpec(itemsize, plan.dims, plan.src_strides, plan.src_offset,
-                               *plan.groups)
+                               *plan.groups, GROUPED_TILING)
     else:
         spec = StridedCopySpec(itemsize, plan.size, plan.src_offset, plan.dims, plan.src_strides)
     return (Launch.of(op, profile, spec, (src, dst)),)
