@@ -4,8 +4,8 @@ Case ``i`` of seed ``s`` is generated from ``numpy.random.default_rng([s, i])`` 
 case is reproduced by its (seed, index) pair on any lane. A case is a dot_general (ranks 1-4,
 batch axes anywhere, views with offsets, padding and negative strides, conj, F32 and C32, K
 around the split-K threshold and not a multiple of 4, M and N around every tile edge), a
-transpose (ranks 1-10, extents around the tiles' 32), a compaction of a view, a sum over axes of
-a view (lengths around the reduction kernels' edges), or an einsum (all of numpy's: diagonals,
+transpose (ranks 1-10, extents around the tiles' 32, or two axes that fill tiles over odd batch
+counts), a compaction of a view, a sum over axes of a view (lengths around the reduction kernels' edges), or an einsum (all of numpy's: diagonals,
 sums, broadcasting, ellipses, zero-size labels). Each case runs on every runtime given (one per
 kernel family) and must equal numpy bit for bit: operands are integers in [-4, 4], so every
 partial sum is an exact integer in f32 whatever the summation order.
@@ -206,8 +206,14 @@ def dot_general_ref(lhs, rhs, lc, rc, lb=(), rb=(), lconj=False, rconj=False) ->
 
 def copy_case(rng: np.random.Generator, transpose: bool):
     dtype = np.dtype(rng.choice(["float32", "int32", "complex64", "bool"]))
-    if rng.random() < 0.3:  # many short axes: the tiles' groups of several axes
+    roll = rng.random()
+    if roll < 0.3:  # many short axes: the tiles' groups of several axes
         shape = [int(rng.choice((1, 2, 3, 4, 5, 8))) for _ in range(int(rng.integers(5, 11)))]
+    elif roll < 0.45:  # two axes that fill tiles, batched over the others (grouped tiles move
+        # several consecutive batches per workgroup: counts that are not a multiple of it)
+        shape = [int(rng.choice((32, 33, 40, 48))) for _ in range(2)] + \
+            [int(rng.choice((1, 2, 3, 5, 7, 9, 17, 33, 37))) for _ in range(rng.integers(1, 3))]
+        shape = [shape[i] for i in rng.permutation(len(shape))]
     else:
         rank = int(rng.integers(1, 6))
         extents = (1, 2, 3, 5, 15, 16, 17, 31, 32, 33, 64, 70)  # around the tiles' 32
