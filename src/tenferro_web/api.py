@@ -24,6 +24,7 @@ from .layout import ViewLayout, dense_layout
 from .lowering.copy import lower_copy
 from .lowering.einsum import lower_einsum
 from .lowering.gemm import lower_dot_general
+from .lowering.profile import AdapterProfile
 from .lowering.program import Program
 from .planning.copy_plan import COPY_DTYPES
 from .planning.dot_general_plan import DotGeneralConfig, plan_dot_general
@@ -141,13 +142,23 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
                           rhs_conj: bool = False) -> Tensor:
     """``dot_general`` with conjugation flags (ignored for F32, as conj is the identity)."""
     op = "dot_general"
+    if type(lhs) is Tensor and type(rhs) is Tensor:
+        # Owned tensors (an op chain's case) planned before for this kind of device: the
+        # program, without Operands, planning or lowering. Anything amiss (another device, a
+        # lost one, lost contents) takes the full path below, which raises it.
+        device = lhs.allocation.device
+        cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
+        seen = _DOT_PROGRAMS.get((device.profile, lhs.dtype, lhs.layout, rhs.dtype, rhs.layout,
+                                  cfg, lhs_conj, rhs_conj))
+        if seen is not None and rhs.allocation.device is device and device.intact:
+            return device.execute(op, seen[0], (lhs, rhs), seen[1], seen[2])
     a = operand(op, lhs, "lhs")
     b = operand(op, rhs, "rhs")
     cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
     signature = (a.dtype, a.layout, b.dtype, b.layout, cfg, lhs_conj, rhs_conj)
     if a.tensor is not None and b.tensor is not None:
         # Planned before for this kind of device: its program, without planning or lowering.
-        seen = _DOT_PROGRAMS.get((a.tensor.allocation.device.profile, signature))
+        seen = _DOT_PROGRAMS.get((a.tensor.allocation.device.profile, *signature))
         if seen is not None:
             device = resident_device(op, a, b)
             return device.execute(op, seen[0], (a.tensor, b.tensor), seen[1], seen[2])
@@ -160,7 +171,7 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
                                 lhs_conj and complex_, rhs_conj and complex_)
     if len(_DOT_PROGRAMS) >= DOT_PROGRAMS_MAX:
         _DOT_PROGRAMS.clear()
-    _DOT_PROGRAMS[device.profile, signature] = (program, plan.dtype, plan.out_shape)
+    _DOT_PROGRAMS[(device.profile, *signature)] = (program, plan.dtype, plan.out_shape)
     return device.execute(op, program, (a.tensor, b.tensor), plan.dtype, plan.out_shape)
 
 
@@ -187,8 +198,11 @@ def einsum_path(subscripts: str, *operands: Any, optimize: str | Sequence[Any] =
 def einsum_sync(subscripts: str, *operands: TensorLike,
                 optimize: str | Sequence[Any] = "auto") -> Tensor:
     """Enqueue the contraction and return its device tensor (no JSPI needed: nothing waits)."""
+    seen = _einsum_seen(subscripts, operands, optimize)
+    if seen is not None:
+        return _run_einsum(seen, operands[0].allocation.device, operands)
     plan, device = _plan_einsum_on_device(subscripts, operands, optimize)
-    return _run_einsum(plan, device, operands, lower_einsum(device.profile, plan))
+    return _run_einsum(_lowered(subscripts, operands, optimize, device, plan), device, operands)
 
 
 async def einsum(subscripts: str, *operands: TensorLike,
@@ -196,9 +210,10 @@ async def einsum(subscripts: str, *operands: TensorLike,
     """``await tw.einsum("ij,jk->ik", a, b)``: compiles the pipelines the plan needs without
     blocking the page (``createComputePipelineAsync``), then enqueues the steps."""
     plan, device = _plan_einsum_on_device(subscripts, operands, optimize)
-    programs = lower_einsum(device.profile, plan)
-    await device.prepare(set().union(*(p.kernels for p in programs if p is not None)))
-    return _run_einsum(plan, device, operands, programs)
+    schedule = _lowered(subscripts, operands, optimize, device, plan)
+    await device.prepare(set().union(*(run.program.kernels for run in schedule
+                                       if isinstance(run, Run))))
+    return _run_einsum(schedule, device, operands)
 
 
 def _plan_einsum(subscripts: str, ops: Sequence[Operand], optimize: str | Sequence[Any]
@@ -234,24 +249,103 @@ def _plan_einsum_on_device(subscripts: str, operands: Sequence[Any],
     return plan, resident_device(EINSUM, *ops)
 
 
-def _run_einsum(plan: EinsumPlan, device: Device, operands: Sequence[TensorLike],
-                programs: Sequence[Program | None]) -> Tensor:
-    """Every step was lowered (and its limits checked) before the first one is enqueued."""
-    values: list[TensorLike] = list(operands)
-    for step, program in zip(plan.steps, programs):
+class View(NamedTuple):
+    """A step that only views an earlier value."""
+
+    src: int
+    layout: ViewLayout
+
+
+class Run(NamedTuple):
+    """A step the device executes: its program over earlier values (and the ones tensor of
+    ``ones_dtype``, for a sum), into a tensor of ``shape``."""
+
+    program: Program
+    sources: tuple[int, ...]
+    ones_dtype: DType | None
+    dtype: DType
+    shape: tuple[int, ...]
+
+
+Schedule = tuple[View | Run, ...]
+
+
+@functools.lru_cache(maxsize=512)
+def _schedule(profile: AdapterProfile, plan: EinsumPlan) -> Schedule:
+    """The plan's steps as the device runs them: each lowered (limits checked) before the
+    first is enqueued, and everything a run needs worked out once."""
+    schedule: list[View | Run] = []
+    for n, (step, program) in enumerate(zip(plan.steps, lower_einsum(profile, plan))):
         if isinstance(step, ViewStep):
-            src = values[step.src]
-            base = src.base if isinstance(src, TensorView) else src
-            values.append(TensorView(base, plan.layouts[len(values)]))
+            schedule.append(View(step.src, plan.layouts[len(plan.labels.inputs) + n]))
             continue
         assert program is not None
-        sources = [values[i] for i in
-                   ((step.lhs, step.rhs) if isinstance(step, DotStep) else (step.src,))]
-        inputs = [v.base if isinstance(v, TensorView) else v for v in sources]
-        if isinstance(step, SumStep):
-            inputs.append(device.one(plan.dtype))
-        shape = tuple(plan.labels.sizes[lab] for lab in step.labels)
-        values.append(device.execute(EINSUM, program, inputs, plan.dtype, shape))
+        sources = (step.lhs, step.rhs) if isinstance(step, DotStep) else (step.src,)
+        schedule.append(Run(program, sources, plan.dtype if isinstance(step, SumStep) else None,
+                            plan.dtype, tuple(plan.labels.sizes[lab] for lab in step.labels)))
+    return tuple(schedule)
+
+
+# Schedules by call signature (subscripts, optimize, adapter profile, operand dtypes and
+# layouts) for calls on owned tensors: a repeated einsum without Operands or a plan lookup.
+EINSUM_CALLS_MAX = 4096
+_EINSUM_CALLS: dict[tuple[Any, ...], Schedule] = {}
+
+
+def _einsum_signature(subscripts: str, operands: Sequence[Any], optimize: Any
+                      ) -> tuple[Any, ...] | None:
+    """The call's signature when every operand is an owned tensor of one intact device and
+    ``optimize`` a name or a flag (an explicit path is planned each call), else None."""
+    if (type(optimize) is not str and type(optimize) is not bool) or not operands \
+            or type(subscripts) is not str:
+        return None
+    device = None
+    for x in operands:
+        if type(x) is not Tensor:
+            return None
+        if device is None:
+            device = x.allocation.device
+        elif x.allocation.device is not device:
+            return None
+    assert device is not None
+    if not device.intact:
+        return None
+    return (subscripts, optimize, device.profile, *(x.dtype for x in operands),
+            *(x.layout for x in operands))
+
+
+def _einsum_seen(subscripts: str, operands: Sequence[Any], optimize: Any) -> Schedule | None:
+    signature = _einsum_signature(subscripts, operands, optimize)
+    return None if signature is None else _EINSUM_CALLS.get(signature)
+
+
+def _lowered(subscripts: str, operands: Sequence[Any], optimize: Any, device: Device,
+             plan: EinsumPlan) -> Schedule:
+    schedule = _schedule(device.profile, plan)
+    signature = _einsum_signature(subscripts, operands, optimize)
+    if signature is not None:
+        if len(_EINSUM_CALLS) >= EINSUM_CALLS_MAX:
+            _EINSUM_CALLS.clear()
+        _EINSUM_CALLS[signature] = schedule
+    return schedule
+
+
+def _run_einsum(schedule: Schedule, device: Device, operands: Sequence[TensorLike]) -> Tensor:
+    values: list[TensorLike] = list(operands)
+    for step in schedule:
+        if type(step) is View:
+            src = values[step.src]
+            values.append(TensorView(src.base if isinstance(src, TensorView) else src,
+                                     step.layout))
+            continue
+        assert type(step) is Run
+        inputs: list[Tensor] = []
+        for i in step.sources:
+            value = values[i]
+            inputs.append(value.base if isinstance(value, TensorView) else value)
+        if step.ones_dtype is not None:
+            inputs.append(device.one(step.ones_dtype))
+        values.append(device.execute(EINSUM, step.program, inputs, step.dtype, step.shape))
     result = values[-1]
     assert isinstance(result, Tensor)
     return result

@@ -40,3 +40,24 @@ def test_decode_inverts_the_encoder():
     assert list(encoder.params[64:65]) == [1] and encoder.dispatches == 2
     with pytest.raises(ValueError, match="unknown command word 9"):
         list(decode([9]))
+
+
+def test_a_launch_repeating_the_last_parameter_block_binds_it_where_it_is():
+    """An op chain launches one program again and again: its parameter tuple is written once;
+    any other block (another tuple, equal words in a list, a block after another) is written
+    at its own aligned offset."""
+    encoder = CommandEncoder(params_align_words=64)
+    chain = (4, 5, 6)
+    for buffers in ([1, 2], [2, 3], [3, 1]):
+        encoder.dispatch(7, chain, (1, 1, 1), buffers)
+    assert len(encoder.params) == 3
+    encoder.dispatch(7, [4, 5, 6], (1, 1, 1), [1, 2])  # a list may change: written anew
+    encoder.dispatch(8, (9,), (2, 1, 1), [1])
+    encoder.dispatch(7, chain, (1, 1, 1), [1, 2])  # not the last block: written again
+    offsets = [d.params_offset for d in decode(encoder.words)]
+    assert offsets == [0, 0, 0, 64, 128, 192]
+    assert list(encoder.params[192:195]) == [4, 5, 6] and encoder.dispatches == 6
+    assert encoder.workgroups == 7
+    encoder.reset()
+    encoder.dispatch(7, chain, (1, 1, 1), [1, 2])  # a new stream has its own params
+    assert list(encoder.params) == [4, 5, 6]

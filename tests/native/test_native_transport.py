@@ -223,9 +223,12 @@ def test_bind_groups_are_reused_over_the_same_buffers_and_dropped_with_them():
         size=1024, usage=usage.STORAGE | usage.COPY_DST)
     np.testing.assert_array_equal(tw.dot_general(da, db, [1], [0]).download_sync(), a @ bs[0])
     assert transport._params_buffer.size == 1024 and transport._bind_groups
-    outs = [tw.dot_general(da, db, [1], [0]) for _ in range(40)]
-    for out in outs:
-        np.testing.assert_array_equal(out.download_sync(), a @ bs[0])
+    # Two programs in turn: each launch writes its parameters (a repeat of the last one would
+    # bind the block already written).
+    dc = rt.upload(bs[1])
+    outs = [tw.dot_general(da, d, [1], [0]) for _ in range(20) for d in (db, dc)]
+    for out, b in zip(outs, [bs[0], bs[1]] * 20):
+        np.testing.assert_array_equal(out.download_sync(), a @ b)
     assert transport._params_buffer.size > 1024
     assert live_only(transport)
     rt.close()
@@ -251,6 +254,46 @@ def test_repeated_dot_generals_reuse_their_program_and_still_check_residency():
     rt.close()
     with pytest.raises(tw.RuntimeStateError):
         tw.dot_general(da, db, [1], [0])
+    other.close()
+
+
+def test_repeated_einsums_reuse_their_schedule_and_still_check_residency():
+    """api._EINSUM_CALLS: a repeated call on owned tensors skips planning and lowering, and
+    gives what numpy gives; views, host arrays, operands of two runtimes and a closed runtime
+    take the full path and its errors, as on the first call."""
+    from tenferro_web import api
+
+    rt, other = tw.WebGpuRuntime.native(kernels="gpu"), tw.WebGpuRuntime.native(kernels="gpu")
+    rng = np.random.default_rng(9)
+    a, b = ints(rng, (5, 7), np.float32), ints(rng, (7, 3), np.float32)
+    da, db = rt.upload(a), rt.upload(b)
+    for spec, args, want in (("ij,jk->ki", (da, db), (a @ b).T), ("ij->j", (da,), a.sum(0)),
+                             ("ji", (da,), a.T), ("ij,ij->", (da, da), (a * a).sum())):
+        first = tw.einsum_sync(spec, *args)
+        cached = len(api._EINSUM_CALLS)
+        again = tw.einsum_sync(spec, *args)
+        assert len(api._EINSUM_CALLS) == cached > 0
+        for out in (first, again):
+            np.testing.assert_array_equal(out.download_sync(), want)
+    view = da.T  # a view: planned through Operands, its schedule not kept by signature
+    np.testing.assert_array_equal(tw.einsum_sync("ij->i", view).download_sync(), a.sum(0))
+    with pytest.raises(tw.RuntimeStateError, match="upload it first"):
+        tw.einsum_sync("ij,jk->ik", da, b)
+    with pytest.raises(tw.ForeignDomain):
+        tw.einsum_sync("ij,jk->ik", da, other.upload(b))
+    # Contents lost (as a rejected submit loses them): a seen signature still raises.
+    lost = tw.einsum_sync("ij,jk->ki", da, db)
+    tw.einsum_sync("ij->j", lost)
+    tw.dot_general(lost, lost, [1], [1])
+    stream = lost.allocation.stream
+    rt.device.lost_streams.append((range(stream, stream + 1), "rejected in this test"))
+    with pytest.raises(tw.BackendFailure, match="contents were lost"):
+        tw.einsum_sync("ij->j", lost)
+    with pytest.raises(tw.BackendFailure, match="contents were lost"):
+        tw.dot_general(lost, lost, [1], [1])
+    rt.close()
+    with pytest.raises(tw.RuntimeStateError, match="closed"):
+        tw.einsum_sync("ij,jk->ki", da, db)
     other.close()
 
 

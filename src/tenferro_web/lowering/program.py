@@ -80,6 +80,7 @@ class Program:
     output_bytes: int
     temps: tuple[int, ...] = ()  # byte sizes of the temporary slots
     ops: tuple[Operation, ...] = ()
+    launches: tuple[Launch, ...] = field(init=False, repr=False, compare=False)
 
     @property
     def output(self) -> int:
@@ -87,9 +88,10 @@ class Program:
 
     @property
     def kernels(self) -> set[KernelKey]:
-        return {o.key for o in self.ops if isinstance(o, Launch)}
+        return {o.key for o in self.launches}
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "launches", tuple(o for o in self.ops if isinstance(o, Launch)))
         slots = self.inputs + 1 + len(self.temps)
         for o in self.ops:
             used = o.buffers if isinstance(o, Launch) else \

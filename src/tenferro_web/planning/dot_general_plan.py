@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..arguments import integers
 from ..dtypes import DType
@@ -44,6 +44,15 @@ class DotGeneralConfig:
     rhs_contracting: tuple[int, ...]
     lhs_batch: tuple[int, ...] = ()
     rhs_batch: tuple[int, ...] = ()
+    # Hashed once: a config keys the program cache at every dot_general.
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.lhs_contracting, self.rhs_contracting,
+                                                self.lhs_batch, self.rhs_batch)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @classmethod
     def of(cls, lhs_contracting: Sequence[int], rhs_contracting: Sequence[int],

@@ -29,6 +29,7 @@ from ..transport.protocol import Transport
 
 STORAGE_CAP = 256 << 20  # the least the default (workload-sized) storage pool keeps
 STAGING_CAP = 64 << 20
+CAPACITIES_KEPT = 4096  # byte lengths whose size class is remembered
 
 
 def buffer_capacity(byte_len: int, max_binding: int) -> int:
@@ -63,6 +64,7 @@ class BufferPool:
         self.staging_bytes = 0
         self.created: list[tuple[int, int]] = []  # (id, capacity) not yet answered
         self.allocations = 0  # buffers created over the pool's life (benchmarks read it)
+        self.capacities: dict[int, int] = {}  # byte length -> its size class, once checked
 
     def create(self, op: str, capacity: int, staging: bool) -> int:
         try:
@@ -110,8 +112,12 @@ class BufferPool:
     def acquire(self, op: str, byte_len: int, for_upload: bool) -> tuple[int, int]:
         """A storage buffer of at least ``byte_len`` bytes, reused when one is free: (id,
         capacity). Limits are checked first (``LimitExceeded``)."""
-        capacity = size_class(self.profile.check_binding(op, byte_len),
-                              self.profile.max_storage_binding)
+        capacity = self.capacities.get(byte_len)
+        if capacity is None:
+            if len(self.capacities) >= CAPACITIES_KEPT:
+                self.capacities.clear()
+            capacity = self.capacities[byte_len] = size_class(
+                self.profile.check_binding(op, byte_len), self.profile.max_storage_binding)
         if not for_upload:
             released = self.released.get(capacity)
             if released:

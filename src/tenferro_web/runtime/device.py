@@ -53,6 +53,8 @@ MAX_PENDING_DISPATCHES = 512
 # while Python enqueues the next ones instead of waiting for the readback (a 1024^3 GEMM is
 # 256 workgroups; a chain of small ops stays one submit).
 SUBMIT_WORKGROUPS = 1024
+# Programs whose pipelines are kept resolved (``Device.bind``), about the plan caches' size.
+BOUND_PROGRAMS = 4096
 # A row-major upload of more elements than this is reordered into column-major storage by a
 # copy kernel on the GPU; a smaller one by numpy on the host, where it costs less than the
 # kernel's dispatch (about 2 us per 1000 elements in Pyodide, 64^2 in 22 us) and its first
@@ -108,6 +110,8 @@ class Device:
         self.encoder = CommandEncoder(self.adapter.limits["minStorageBufferOffsetAlignment"] // 4)
         self.buffers = BufferPool(transport, self.profile, *pool_caps)
         self.pipelines = PipelineCache(transport)
+        # Programs executed before -> their launches' pipelines (``bind``).
+        self.bound: dict[int, tuple[Program, tuple[int, ...]]] = {}
         self.closed = False
         self.lost: str | None = None
         self.loss_reported = False
@@ -125,6 +129,11 @@ class Device:
         self.timing = False  # a KernelTimer is open
 
     # --- lifetime ---------------------------------------------------------------------------
+    @property
+    def intact(self) -> bool:
+        """Open, not lost, and no tensor's contents lost: an op needs no residency checks."""
+        return not (self.closed or self.lost or self.lost_streams)
+
     def check_usable(self, op: str) -> None:
         if self.lost:
             advice = "create a new runtime and upload the data again"
@@ -161,6 +170,7 @@ class Device:
             self.check_usable(op)
         if broken:  # compiled again on next use, as a failed asynchronous compile is
             self.pipelines.evict({pipeline for pipeline, _ in broken})
+            self.bound.clear()
         failures: list[TenferroError] = []
         if refused:
             failures.append(self.refuse(op, refused, errors))
@@ -237,34 +247,49 @@ class Device:
         """Append ``program`` to the pending stream: ``inputs`` fill its operand slots, a fresh
         tensor of ``shape`` its output slot; temporaries are allocated here and released after
         (the stream runs in order, so a later op may reuse them at once)."""
-        launches = [o for o in program.ops if isinstance(o, Launch)]
-        if self.encoder and any(o.key not in self.pipelines.ready for o in launches):
-            # A kernel compiled on first use starts a stream: should the device reject it, the
-            # work enqueued before stays out of the rejected submit.
-            self.flush()
-        # Before anything is allocated or enqueued: a kernel the transport refuses at once
-        # fails the op alone.
-        pipelines = {o.key: self.pipelines.get(o.key) for o in launches}
+        bound = self.bound.get(id(program))
+        if bound is None or bound[0] is not program:
+            bound = self.bind(program)
+        pipelines = bound[1]
         out = self.allocate(op, dtype, shape)
         slots = [t.allocation.buffer_id for t in inputs]
         slots.append(out.allocation.buffer_id)
-        temps = [self.buffers.acquire(op, size, False) for size in program.temps]
+        temps = [self.buffers.acquire(op, size, False) for size in program.temps] \
+            if program.temps else ()
         if temps:
             slots.extend(buffer_id for buffer_id, _ in temps)
         encoder = self.encoder
+        launch = 0
         for o in program.ops:
-            if isinstance(o, Launch):
-                encoder.dispatch(pipelines[o.key], o.words, o.grid,
+            if type(o) is Launch:
+                encoder.dispatch(pipelines[launch], o.words, o.grid,
                                  [slots[s] for s in o.buffers])
-            elif isinstance(o, BufferCopy):
+                launch += 1
+            elif type(o) is BufferCopy:
                 encoder.copy(slots[o.src], o.src_offset, slots[o.dst], o.dst_offset, o.size)
-            elif isinstance(o, Clear):
+            else:
+                assert type(o) is Clear
                 encoder.clear(slots[o.slot], o.offset, o.size)
         for buffer_id, capacity in temps:
             self.buffers.release(buffer_id, capacity)
         if encoder.dispatches >= MAX_PENDING_DISPATCHES or encoder.workgroups >= SUBMIT_WORKGROUPS:
             self.flush()
         return out
+
+    def bind(self, program: Program) -> tuple[Program, tuple[int, ...]]:
+        """The pipelines of ``program``'s launches, in order, kept for the next execution of
+        the program (a repeated op looks them up once). Called before anything of the op is
+        allocated or enqueued: a kernel the transport refuses at once fails the op alone."""
+        if self.encoder and any(o.key not in self.pipelines.ready for o in program.launches):
+            # A kernel compiled on first use starts a stream: should the device reject it, the
+            # work enqueued before stays out of the rejected submit.
+            self.flush()
+        pipelines = tuple(self.pipelines.get(o.key) for o in program.launches)
+        if len(self.bound) >= BOUND_PROGRAMS:
+            self.bound.clear()
+        # Keyed by identity, holding the program: its id cannot be reused while it is here.
+        entry = self.bound[id(program)] = (program, pipelines)
+        return entry
 
     async def prepare(self, kernels: Iterable[KernelKey]) -> None:
         """Compile pipelines ahead, without blocking the page."""

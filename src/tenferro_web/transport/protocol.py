@@ -42,21 +42,31 @@ class CommandEncoder:
         self.params = array("I")
         self.dispatches = 0
         self.workgroups = 0
+        # The last parameter block written: a launch of the same program again (an op chain)
+        # binds it where it is instead of writing it again.
+        self.last_params: tuple[int, ...] | None = None
+        self.last_offset = 0
 
     def __bool__(self) -> bool:
         return len(self.words) > 0
 
     def dispatch(self, pipeline: int, params: Sequence[int], grid: tuple[int, int, int],
                  buffers: Sequence[int]) -> None:
-        pad = (-len(self.params)) % self.align
-        if pad:
-            self.params.extend([0] * pad)
-        offset = len(self.params)
-        self.params.extend(params)
-        self.words.extend((OP_DISPATCH, pipeline, offset, len(params), *grid, len(buffers),
+        if params is self.last_params:  # a tuple: the same object holds the same words
+            offset = self.last_offset
+        else:
+            pad = (-len(self.params)) % self.align
+            if pad:
+                self.params.extend([0] * pad)
+            offset = len(self.params)
+            self.params.extend(params)
+            if type(params) is tuple:
+                self.last_params, self.last_offset = params, offset
+        x, y, z = grid
+        self.words.extend((OP_DISPATCH, pipeline, offset, len(params), x, y, z, len(buffers),
                            *buffers))
         self.dispatches += 1
-        self.workgroups += grid[0] * grid[1] * grid[2]
+        self.workgroups += x * y * z
 
     def copy(self, src: int, src_offset: int, dst: int, dst_offset: int, size: int) -> None:
         self.words.extend((OP_COPY, src, src_offset, dst, dst_offset, size))
