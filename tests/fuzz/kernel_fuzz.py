@@ -5,8 +5,9 @@ case is reproduced by its (seed, index) pair on any lane. A case is a dot_genera
 batch axes anywhere, views with offsets, padding and negative strides, conj, F32 and C32, K
 around the split-K threshold and not a multiple of 4, M and N around every tile edge), a
 transpose (ranks 1-10, extents around the tiles' 32, or two axes that fill tiles over odd batch
-counts), a compaction of a view, a sum over axes of a view (lengths around the reduction kernels' edges), or an einsum (all of numpy's: diagonals,
-sums, broadcasting, ellipses, zero-size labels). Each case runs on every runtime given (one per
+counts), a compaction of a view, a sum over axes of a view (lengths around the reduction
+kernels' edges), or an einsum (all of numpy's: diagonals, sums, broadcasting, ellipses,
+zero-size labels). Each case runs on every runtime given (one per
 kernel family) and must equal numpy bit for bit: operands are integers in [-4, 4], so every
 partial sum is an exact integer in f32 whatever the summation order.
 
