@@ -336,7 +336,7 @@ export class DeviceContext {
     }
     const encoder = device.createCommandEncoder();
     // Timed: a timestamp at the beginning and end of each compute pass of this submit (one
-    // per run of dispatches; a stream holds at most 512 dispatches), resolved here.
+    // per run of dispatches; Python bounds how many dispatches a stream holds), resolved here.
     const timed = this.timing && this.timedSubmit(words);
     let passes = 0;
     let pass = null;

@@ -5,9 +5,9 @@
 // one (A, B) tile at BATCHES consecutive batch indices (fewer in the last chunk), so its setup
 // is paid once per BATCHES tiles. A group may hold several short axes (2^24 elements of rank 24
 // reversed: five axes of 2 each side): the setup writes the source and destination offsets of
-// the tile's 32 A and 32 B indices, and of its batches (BATCH_TABLE), into tables; each
-// invocation then keeps its own rows' offsets in registers, so an element costs two adds.
-// With PREFETCH the loads of the next batch are issued before the stores of this one.
+// the tile's 32 A and 32 B indices, and of its batches, into tables; each invocation then
+// keeps its own rows' offsets in registers, so an element costs two adds. The loads of the
+// next batch are issued before the stores of this one, so loads stay in flight.
 //   dst[sum_i c_i * dst_stride_i] = src[offset + sum_i c_i * src_stride_i]
 // params: [tiles_a, tiles_b, batches, offset, extent_a, extent_b, n_a, n_b, n_rest, then per
 // axis of A, of B, of the rest: extent, source stride (signed), destination stride]
@@ -24,8 +24,6 @@ const PITCH: u32 = 33u;
 const ROWS: u32 = {{ROWS}}u;
 const PER: u32 = 32u / {{ROWS}}u;  // the rows each invocation moves
 const BATCHES: u32 = {{BATCHES}}u;
-const BATCH_TABLE: bool = {{BATCH_TABLE}};
-const PREFETCH: bool = {{PREFETCH}};
 const HEADER: u32 = 9u;
 var<workgroup> tile: array<{{ELEM}}, 1056>;  // TILE * PITCH
 // A's 32 offsets, then B's 32, then the workgroup's batches' (BATCHES at most 32)
@@ -52,12 +50,9 @@ fn offsets_of(index: u32, first: u32, count: u32) -> Offsets {
   return at;
 }
 
-// The batch's offsets: from the table, or decomposed here (every invocation alike).
-fn batch_offsets(first: u32, k: u32) -> Offsets {
-  if (BATCH_TABLE) {
-    return Offsets(src_at[2u * TILE + k], dst_at[2u * TILE + k]);
-  }
-  return offsets_of(first + k, params[6] + params[7], params[8]);
+// The batch's offsets, from the table.
+fn batch_offsets(k: u32) -> Offsets {
+  return Offsets(src_at[2u * TILE + k], dst_at[2u * TILE + k]);
 }
 
 // This invocation's PER source elements of the batch at source offset `base`.
@@ -93,7 +88,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let extent_b = params[5];
   let n_a = params[6];
   let n_b = params[7];
-  let entries = select(2u * TILE, 2u * TILE + count, BATCH_TABLE);
+  let entries = 2u * TILE + count;
   for (var i = flat; i < entries; i += TILE * ROWS) {
     var at: Offsets;
     if (i < TILE) {
@@ -124,7 +119,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     write_ok[r] = a0 + row < extent_a && b0 + lid.x < extent_b;
   }
 
-  var v = gather(batch_offsets(first, 0u).src, read_at, read_ok);
+  var v = gather(batch_offsets(0u).src, read_at, read_ok);
   for (var k = 0u; k < count; k++) {
     // unroll
     for (var r = 0u; r < 32u / {{ROWS}}u; r++) {
@@ -133,10 +128,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       }
     }
     workgroupBarrier();
-    if (PREFETCH && k + 1u < count) {
-      v = gather(batch_offsets(first, k + 1u).src, read_at, read_ok);
+    if (k + 1u < count) {
+      v = gather(batch_offsets(k + 1u).src, read_at, read_ok);
     }
-    let base = batch_offsets(first, k).dst;
+    let base = batch_offsets(k).dst;
     // unroll
     for (var r = 0u; r < 32u / {{ROWS}}u; r++) {
       if (write_ok[r]) {
@@ -144,8 +139,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       }
     }
     workgroupBarrier();
-    if (!PREFETCH && k + 1u < count) {
-      v = gather(batch_offsets(first, k + 1u).src, read_at, read_ok);
-    }
   }
 }

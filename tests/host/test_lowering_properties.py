@@ -358,8 +358,7 @@ def test_tiny_matrices_get_the_strided_gather_not_tiles():
     assert big.ops[0].key.name == "transpose_tiled"
 
 
-@pytest.mark.parametrize("tiling", [(1, 2, True, False), (4, 2, True, True), (5, 8, False, True),
-                                    (16, 4, True, False), (32, 1, False, False)])
+@pytest.mark.parametrize("tiling", [(1, 2), (4, 2), (5, 8), (16, 4), (32, 1)])
 @pytest.mark.parametrize("dtype", [DType.F32, DType.C32])
 def test_grouped_tiles_cover_every_batch_whatever_the_chunk(tiling, dtype):
     """permute_tiled moves one (A, B) tile at BATCHES consecutive batch indices per workgroup:

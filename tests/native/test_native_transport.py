@@ -153,9 +153,12 @@ def test_numpy_valid_arguments_and_bad_host_data(rt):
     np.testing.assert_array_equal(t.download_sync(), a)  # nothing was lost on the way
 
 
-def test_large_ops_are_submitted_at_once_and_small_ones_wait_for_a_readback():
-    """SUBMIT_WORKGROUPS: a stream of small ops stays one submit; one with many workgroups goes
-    to the GPU at once, so it runs while Python enqueues the next ops."""
+def test_large_ops_are_submitted_at_once_and_small_ones_in_streams_of_bounded_length():
+    """SUBMIT_WORKGROUPS: a stream of a few small ops stays one submit; one with many
+    workgroups goes to the GPU at once, so it runs while Python enqueues the next ops.
+    MAX_PENDING_DISPATCHES: a long chain of small ops goes in streams of that many dispatches."""
+    from tenferro_web.runtime.device import MAX_PENDING_DISPATCHES
+
     rt = tw.WebGpuRuntime.native(kernels="gpu")
     transport = rt.device.transport
     rng = np.random.default_rng(3)
@@ -174,6 +177,15 @@ def test_large_ops_are_submitted_at_once_and_small_ones_wait_for_a_readback():
     np.testing.assert_array_equal(small[-1].download_sync(), a @ b)
     got = big.download_sync()
     np.testing.assert_array_equal(got[::97, ::89], (x @ y)[::97, ::89])
+    submits.clear()
+    shuffle = np.eye(8, dtype=np.float32)[rng.permutation(8)]  # keeps a long chain exact
+    out, dp, want = da, rt.upload(shuffle), a
+    for _ in range(2 * MAX_PENDING_DISPATCHES + 3):
+        out = tw.dot_general(out, dp, [1], [0])
+        want = want @ shuffle
+    # each dispatch: 8 words and its 3 buffer ids
+    assert submits == [11 * MAX_PENDING_DISPATCHES] * 2
+    np.testing.assert_array_equal(out.download_sync(), want)
     rt.close()
 
 

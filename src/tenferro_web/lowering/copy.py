@@ -111,29 +111,25 @@ class TiledTransposeSpec:
 @dataclass(frozen=True)
 class GroupedTiling:
     """How ``permute_tiled`` spreads its tiles: ``batches`` consecutive batch indices of one
-    (A, B) tile per workgroup (the tables of offsets built once for all of them), a workgroup of
-    32 x ``rows`` invocations, the batches' offsets from a table built with the others
-    (``batch_table``) or decomposed per batch, and the next batch's loads issued before this
-    one's stores (``prefetch``)."""
+    (A, B) tile per workgroup (its tables of offsets built once for all of them), and a
+    workgroup of 32 x ``rows`` invocations."""
 
-    batches: int = 4
-    rows: int = 2
-    batch_table: bool = True
-    prefetch: bool = True
+    batches: int
+    rows: int
 
     def __post_init__(self) -> None:
         if not 1 <= self.batches <= 32 or self.rows not in (1, 2, 4, 8, 16, 32):
             raise ValueError(f"malformed grouped tiling {self}")
 
 
-# A workgroup's setup (tables of 64 offsets, each a loop of div/mod over the params, and a
-# barrier) was paid for every 32 x 32 tile; 4 batches per workgroup pay it once per 4 tiles and
-# still leave 4096 workgroups for 64^4 (2 x 2 tiles x 4096 batches), about one per resident slot
-# of an H200 (132 SMs x 32 workgroups of 64 invocations). The next batch's loads go out before
-# this one's stores, so a workgroup keeps its loads in flight across its batches. The lowering
-# reads this module attribute, so a probe may swap it (and clear ``lower_copy``'s cache) to
-# time another tiling.
-GROUPED_TILING = GroupedTiling()
+# By element size. The setup (tables of offsets, each a loop of div/mod over the params, and
+# a barrier) is paid once per 4 tiles. Each invocation holds 32 / rows elements of this batch
+# and as many of the next (prefetched): 16 words at most, or the 8-byte kernel loses
+# occupancy. H200 kernel times, ms (rows 2 / 8; one batch per workgroup, rows 2, before):
+# 64^4 f32 (3,1,0,2) 0.051 / 0.047 (0.061); (256, 256, 1024) f32 (2,1,0) 0.214 / 0.367
+# (0.353); 2^24 f32 reversed 0.064 / 0.056 (0.141); 64^4 c32 0.103 / 0.077 (0.200);
+# (64, 4096, 64) c32 (2,1,0) 0.241 / 0.078 (0.284). 16 batches per workgroup: alike or slower.
+GROUPED_TILINGS = {4: GroupedTiling(batches=4, rows=2), 8: GroupedTiling(batches=4, rows=8)}
 
 
 @dataclass(frozen=True)
@@ -149,7 +145,7 @@ class GroupedTileSpec:
     offset: int
     a: tuple[int, ...]
     b: tuple[int, ...]
-    tiling: GroupedTiling = GroupedTiling()
+    tiling: GroupedTiling
 
     def __post_init__(self) -> None:
         if self.itemsize not in _ELEMENT_TYPE or not self.a or not self.b \
@@ -173,8 +169,7 @@ class GroupedTileSpec:
     def key(self) -> KernelKey:
         t = self.tiling
         return KernelKey.of("permute_tiled", ELEM=_ELEMENT_TYPE[self.itemsize], ROWS=t.rows,
-                            BATCHES=t.batches, BATCH_TABLE=str(t.batch_table).lower(),
-                            PREFETCH=str(t.prefetch).lower())
+                            BATCHES=t.batches)
 
     @property
     def groups(self) -> int:
@@ -213,7 +208,7 @@ def copy_ops(op: str, profile: AdapterProfile, plan: CopyPlan, itemsize: int, sr
         spec = TiledTransposeSpec(itemsize, plan.dims[0], plan.dims[1], batch, plan.src_offset)
     elif plan.kind is CopyKind.GROUPED and not profile.cpu:
         spec = GroupedTileSpec(itemsize, plan.dims, plan.src_strides, plan.src_offset,
-                               *plan.groups, GROUPED_TILING)
+                               *plan.groups, GROUPED_TILINGS[itemsize])
     else:
         spec = StridedCopySpec(itemsize, plan.size, plan.src_offset, plan.dims, plan.src_strides)
     return (Launch.of(op, profile, spec, (src, dst)),)
