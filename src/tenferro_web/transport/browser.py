@@ -1,8 +1,9 @@
 """The transport inside Pyodide: the only Python code that touches JavaScript.
 
 It loads ``js/bridge.mjs`` (shipped in the wheel) as an ES module and forwards compact calls to
-it: buffer ids, pipeline ids, uint32 command streams, and numpy buffers that JavaScript reads or
-fills in place (one copy each way).
+it: buffer ids, pipeline ids, and the addresses and lengths of uint32 command streams and numpy
+buffers in the wasm heap, which JavaScript reads or fills in place (one copy each way; no proxy
+per call).
 """
 
 from __future__ import annotations
@@ -37,12 +38,24 @@ async def load_bridge() -> Any:
     Blob URLs)."""
     global _bridge_module
     if _bridge_module is None:
+        import pyodide_js
         from pyodide.code import run_js
 
         source = (files("tenferro_web") / "js" / "bridge.mjs").read_bytes()
         url = "data:text/javascript;base64," + base64.b64encode(source).decode("ascii")
-        _bridge_module = await run_js("(url) => import(url)")(url)
+        bridge = await run_js("(url) => import(url)")(url)
+        # The Emscripten module this interpreter runs in: its heap is Python's memory.
+        bridge.usePythonMemory(pyodide_js._module)
+        _bridge_module = bridge
     return _bridge_module
+
+
+def address(data: np.ndarray | array[int]) -> int:
+    """Where a contiguous numpy array's or an ``array``'s bytes start in Python's memory."""
+    if isinstance(data, array):
+        return data.buffer_info()[0]
+    assert data.flags.c_contiguous
+    return int(data.__array_interface__["data"][0])
 
 
 def _js_error_text(error: Exception) -> str:
@@ -103,7 +116,7 @@ class BrowserTransport:
         self._ctx.destroyBuffer(buffer_id)
 
     def write_buffer(self, buffer_id: int, byte_offset: int, data: np.ndarray) -> None:
-        self._ctx.writeBuffer(buffer_id, byte_offset, data)
+        self._ctx.writeBuffer(buffer_id, byte_offset, address(data), data.nbytes)
 
     def create_pipeline(self, code: str, label: str, buffers: tuple[str, ...]) -> int:
         return int(self._ctx.createPipeline(code, label, ",".join(buffers)))
@@ -118,7 +131,7 @@ class BrowserTransport:
             raise BackendFailure("pipeline", _js_error_text(e)) from None
 
     def submit(self, commands: array[int], params: array[int], stream: int) -> None:
-        self._ctx.submit(commands, params, stream)
+        self._ctx.submit(address(commands), len(commands), address(params), len(params), stream)
 
     async def synchronize(self) -> None:
         await self._ctx.synchronize()
@@ -144,7 +157,8 @@ class BrowserTransport:
             raise BackendFailure(op, _js_error_text(e)) from None
 
     def copy_mapped(self, staging_id: int, dest: np.ndarray, byte_length: int) -> None:
-        self._ctx.copyMapped(staging_id, dest, byte_length)
+        assert dest.nbytes >= byte_length
+        self._ctx.copyMapped(staging_id, address(dest), byte_length)
 
     def destroy(self) -> None:
         self._ctx.destroy()
