@@ -31,7 +31,8 @@ import tenferro_web as tw
 # chunks of 1125.5) and lengths that are not multiples of 4 at all.
 SPLIT_K = (8192, 8196, 9004, 8200, 12_292, 16_388, 8191, 8193, 12_289, 16_387)
 TILE_EDGES = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 66, 127, 128, 129, 130)
-KINDS = ("dot",) * 12 + ("transpose",) * 4 + ("compact",) * 2 + ("einsum",) * 3 + ("sum",) * 2
+KINDS = ("dot",) * 12 + ("transpose",) * 4 + ("compact",) * 2 + ("einsum",) * 3 + ("sum",) * 2 \
+    + ("product",) * 2
 # Sum lengths around the reduction kernels' edges: sum_rows' short sums (32), a tree's chunk
 # (4096) and the 16-byte loads' lanes (odd lengths and offsets leave partial vectors).
 SUM_EXTENTS = (1, 3, 4, 7, 31, 32, 33, 64, 255, 1000, 4095, 4096, 4097, 9001, 70_001)
@@ -297,6 +298,37 @@ def sum_case(rng: np.random.Generator):
     return f"{dtype.name} sum({src!r}, axis={axes})", run
 
 
+def product_case(rng: np.random.Generator):
+    """One batched product written numpy's way, its output labels in any order (batch-first
+    too, so the product's result is permuted after the GEMM). Rows, columns and contractions
+    around the tiles' edges; free and batch groups of one or two labels."""
+    dtype = np.dtype(rng.choice(["float32", "complex64"]))
+    groups = {"m": "ab"[:int(rng.integers(1, 3))], "n": "cd"[:int(rng.integers(1, 3))],
+              "k": "e", "b": "fg"[:int(rng.integers(1, 3))]}
+    sizes = {lab: int(rng.choice(TILE_EDGES)) for lab in "".join(groups.values())}
+    for lab in (*groups["m"][1:], *groups["n"][1:], *groups["b"]):
+        sizes[lab] = int(rng.choice([1, 2, 3, 5]))
+    while np.prod(list(sizes.values()), dtype=np.int64) > 2_000_000:  # small on SwiftShader
+        biggest = max(sizes, key=sizes.__getitem__)
+        sizes[biggest] = int(rng.choice([3, 7, 33]))
+    lhs = [*groups["b"], *groups["m"], "e"]
+    rhs = [*groups["b"], "e", *groups["n"]]
+    rng.shuffle(lhs)
+    rng.shuffle(rhs)
+    out = [*groups["b"], *groups["m"], *groups["n"]]
+    rng.shuffle(out)
+    spec = f"{''.join(lhs)},{''.join(rhs)}->{''.join(out)}"
+    operands = [Operand(rng, [sizes[lab] for lab in term], dtype, as_view=rng.random() < 0.3)
+                for term in (lhs, rhs)]
+
+    async def run(rt):
+        got = await tw.einsum(spec, *(o.device(rt) for o in operands))
+        return await got.download(), \
+            einsum_ref(spec, *(o.host for o in operands)).astype(dtype)
+
+    return f"{dtype.name} einsum({spec!r}, {', '.join(map(repr, operands))})", run
+
+
 def make_case(seed: int, index: int) -> Case:
     rng = np.random.default_rng([seed, index])
     kind = str(rng.choice(KINDS))
@@ -306,6 +338,8 @@ def make_case(seed: int, index: int) -> Case:
         text, run = copy_case(rng, kind == "transpose")
     elif kind == "sum":
         text, run = sum_case(rng)
+    elif kind == "product":
+        text, run = product_case(rng)
     else:
         text, run = einsum_case(rng)
     return Case(seed, index, kind, text, run)
