@@ -81,7 +81,11 @@ async def test_device_loss_becomes_a_typed_error(selenium):
 
     rt = await tw.WebGpuRuntime.create()
     t = rt.upload(np.ones(4, np.float32))
-    rt.device.transport._ctx.device.destroy()     # what a driver reset looks like to a page
+    device = rt.device.transport._ctx.device
+    device.destroy()     # what a driver reset looks like to a page
+    # The loss reaches the page through device.lost, a task later; Firefox may answer a
+    # barrier first (onSubmittedWorkDone after destroy), so the loss is awaited as it arrives.
+    await device.lost
     with pytest.raises(tw.DeviceLost, match="^synchronize: the GPU device was lost"):
         await rt.synchronize()
     # Reported once; from then on the runtime is unusable, like a closed one.
