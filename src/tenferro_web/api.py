@@ -198,11 +198,12 @@ def einsum_path(subscripts: str, *operands: Any, optimize: str | Sequence[Any] =
 def einsum_sync(subscripts: str, *operands: TensorLike,
                 optimize: str | Sequence[Any] = "auto") -> Tensor:
     """Enqueue the contraction and return its device tensor (no JSPI needed: nothing waits)."""
-    seen = _einsum_seen(subscripts, operands, optimize)
+    signature = _einsum_signature(subscripts, operands, optimize)
+    seen = None if signature is None else _EINSUM_CALLS.get(signature)
     if seen is not None:
         return _run_einsum(seen, operands[0].allocation.device, operands)
     plan, device = _plan_einsum_on_device(subscripts, operands, optimize)
-    return _run_einsum(_lowered(subscripts, operands, optimize, device, plan), device, operands)
+    return _run_einsum(_lowered(signature, device, plan), device, operands)
 
 
 async def einsum(subscripts: str, *operands: TensorLike,
@@ -210,7 +211,7 @@ async def einsum(subscripts: str, *operands: TensorLike,
     """``await tw.einsum("ij,jk->ik", a, b)``: compiles the pipelines the plan needs without
     blocking the page (``createComputePipelineAsync``), then enqueues the steps."""
     plan, device = _plan_einsum_on_device(subscripts, operands, optimize)
-    schedule = _lowered(subscripts, operands, optimize, device, plan)
+    schedule = _lowered(_einsum_signature(subscripts, operands, optimize), device, plan)
     await device.prepare(set().union(*(run.program.kernels for run in schedule
                                        if isinstance(run, Run))))
     return _run_einsum(schedule, device, operands)
@@ -314,15 +315,9 @@ def _einsum_signature(subscripts: str, operands: Sequence[Any], optimize: Any
             *(x.layout for x in operands))
 
 
-def _einsum_seen(subscripts: str, operands: Sequence[Any], optimize: Any) -> Schedule | None:
-    signature = _einsum_signature(subscripts, operands, optimize)
-    return None if signature is None else _EINSUM_CALLS.get(signature)
-
-
-def _lowered(subscripts: str, operands: Sequence[Any], optimize: Any, device: Device,
-             plan: EinsumPlan) -> Schedule:
+def _lowered(signature: tuple[Any, ...] | None, device: Device, plan: EinsumPlan) -> Schedule:
+    """The plan's schedule for this device, kept under the call's signature where it has one."""
     schedule = _schedule(device.profile, plan)
-    signature = _einsum_signature(subscripts, operands, optimize)
     if signature is not None:
         if len(_EINSUM_CALLS) >= EINSUM_CALLS_MAX:
             _EINSUM_CALLS.clear()

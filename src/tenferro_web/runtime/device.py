@@ -56,8 +56,6 @@ MAX_PENDING_DISPATCHES = 48
 # while Python enqueues the next ones instead of waiting for the readback (a 1024^3 GEMM is
 # 256 workgroups; a chain of small ops stays one submit).
 SUBMIT_WORKGROUPS = 1024
-# Programs whose pipelines are kept resolved (``Device.bind``), about the plan caches' size.
-BOUND_PROGRAMS = 4096
 # A row-major upload of more elements than this is reordered into column-major storage by a
 # copy kernel on the GPU; a smaller one by numpy on the host, where it costs less than the
 # kernel's dispatch (about 2 us per 1000 elements in Pyodide, 64^2 in 22 us) and its first
@@ -113,8 +111,6 @@ class Device:
         self.encoder = CommandEncoder(self.adapter.limits["minStorageBufferOffsetAlignment"] // 4)
         self.buffers = BufferPool(transport, self.profile, *pool_caps)
         self.pipelines = PipelineCache(transport)
-        # Programs executed before -> their launches' pipelines (``bind``).
-        self.bound: dict[int, tuple[Program, tuple[int, ...]]] = {}
         self.closed = False
         self.lost: str | None = None
         self.loss_reported = False
@@ -173,7 +169,6 @@ class Device:
             self.check_usable(op)
         if broken:  # compiled again on next use, as a failed asynchronous compile is
             self.pipelines.evict({pipeline for pipeline, _ in broken})
-            self.bound.clear()
         failures: list[TenferroError] = []
         if refused:
             failures.append(self.refuse(op, refused, errors))
@@ -250,10 +245,9 @@ class Device:
         """Append ``program`` to the pending stream: ``inputs`` fill its operand slots, a fresh
         tensor of ``shape`` its output slot; temporaries are allocated here and released after
         (the stream runs in order, so a later op may reuse them at once)."""
-        bound = self.bound.get(id(program))
-        if bound is None or bound[0] is not program:
-            bound = self.bind(program)
-        pipelines = bound[1]
+        pipelines = self.pipelines.of_program(program)
+        if pipelines is None:
+            pipelines = self.bind(program)
         out = self.allocate(op, dtype, shape)
         slots = [t.allocation.buffer_id for t in inputs]
         slots.append(out.allocation.buffer_id)
@@ -279,20 +273,15 @@ class Device:
             self.flush()
         return out
 
-    def bind(self, program: Program) -> tuple[Program, tuple[int, ...]]:
-        """The pipelines of ``program``'s launches, in order, kept for the next execution of
-        the program (a repeated op looks them up once). Called before anything of the op is
-        allocated or enqueued: a kernel the transport refuses at once fails the op alone."""
+    def bind(self, program: Program) -> tuple[int, ...]:
+        """The pipelines of ``program``'s launches, compiled where missing, before anything of
+        the op is allocated or enqueued: a kernel the transport refuses at once fails the op
+        alone."""
         if self.encoder and any(o.key not in self.pipelines.ready for o in program.launches):
             # A kernel compiled on first use starts a stream: should the device reject it, the
             # work enqueued before stays out of the rejected submit.
             self.flush()
-        pipelines = tuple(self.pipelines.get(o.key) for o in program.launches)
-        if len(self.bound) >= BOUND_PROGRAMS:
-            self.bound.clear()
-        # Keyed by identity, holding the program: its id cannot be reused while it is here.
-        entry = self.bound[id(program)] = (program, pipelines)
-        return entry
+        return self.pipelines.bind(program)
 
     async def prepare(self, kernels: Iterable[KernelKey]) -> None:
         """Compile pipelines ahead, without blocking the page."""

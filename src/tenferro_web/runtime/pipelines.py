@@ -12,7 +12,11 @@ import asyncio
 from collections.abc import Iterable
 
 from ..lowering.kernels import KernelKey, buffer_bindings, render
+from ..lowering.program import Program
 from ..transport.protocol import Transport
+
+# Programs whose launches' pipelines are kept resolved, about the plan caches' size.
+PROGRAMS_KEPT = 4096
 
 
 def pipeline_source(key: KernelKey) -> tuple[str, str, tuple[str, ...]]:
@@ -27,6 +31,10 @@ class PipelineCache:
         self.transport = transport
         self.ready: dict[KernelKey, int] = {}
         self.compiling: dict[KernelKey, asyncio.Future[int]] = {}
+        # Programs bound before -> their launches' pipelines, in order: a repeated op looks
+        # them up once. Keyed by identity, holding the program: its id cannot be reused while
+        # it is here.
+        self.programs: dict[int, tuple[Program, tuple[int, ...]]] = {}
 
     def get(self, key: KernelKey) -> int:
         pipeline = self.ready.get(key)
@@ -34,10 +42,25 @@ class PipelineCache:
             pipeline = self.ready[key] = self.transport.create_pipeline(*pipeline_source(key))
         return pipeline
 
+    def of_program(self, program: Program) -> tuple[int, ...] | None:
+        """The pipelines of ``program``'s launches, if it was bound before."""
+        entry = self.programs.get(id(program))
+        return entry[1] if entry is not None and entry[0] is program else None
+
+    def bind(self, program: Program) -> tuple[int, ...]:
+        """The pipelines of ``program``'s launches, in order (compiled where missing), kept."""
+        pipelines = tuple(self.get(o.key) for o in program.launches)
+        if len(self.programs) >= PROGRAMS_KEPT:
+            self.programs.clear()
+        self.programs[id(program)] = (program, pipelines)
+        return pipelines
+
     def evict(self, pipelines: set[int]) -> None:
-        """Forget pipelines the device could not create (reported after ``get`` returned)."""
+        """Forget pipelines the device could not create (reported after ``get`` returned), and
+        every program bound to one."""
         for key in [k for k, pipeline in self.ready.items() if pipeline in pipelines]:
             del self.ready[key]
+        self.programs.clear()
 
     async def prepare(self, keys: Iterable[KernelKey]) -> None:
         """Compile what is missing, all at once: the browser compiles them side by side."""
