@@ -37,8 +37,8 @@ POOL = 2 << 30
 
 async def time_ours(rt, a, b, batched: bool, reps: int) -> tuple[float, float | None]:
     """Seconds per dot_general: ``reps`` enqueued back to back, then one host barrier; and,
-    where the adapter has timestamp queries, the GPU time of one more such trial's compute
-    passes per dot_general (kernel time, without the host's share)."""
+    where the adapter has timestamp queries, the GPU time of one more such trial's kernels
+    per dot_general (without the host's share)."""
     args = ([1], [0], [2], [2]) if batched else ([1], [0])
     warm_until = time.perf_counter() + WARMUP_SECONDS
     while True:  # compiles the pipelines, and brings the GPU's clocks up

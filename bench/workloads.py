@@ -10,10 +10,11 @@ The timing rule: operands uploaded once; one warm call (it compiles the pipeline
 for WARMUP_SECONDS (the GPU's clocks come up); then 5 trials of ``reps`` calls, each trial ending
 in ``await rt.synchronize()`` (torch: ``torch.cuda.synchronize()``); the median per call. Each
 call's output is dropped at once, as a loop in a user's code drops it. "kernel_seconds" is one
-more trial under ``rt.kernel_timer()``, per call. Every case whose reference is cheap is checked
-against numpy on the same values. The last line is ``RESULT {json}``: one row per case with
-``case``, ``lane``, ``seconds``, ``kernel_seconds``, ``bytes`` (memory a call must move at least)
-and ``flops``.
+more trial under ``rt.kernel_timer()``, per call, and "kernels_us" that trial's dispatches of
+one call, in order: each one's kernel and mean microseconds. Every case whose reference is
+cheap is checked against numpy on the same values. The last line is ``RESULT {json}``: one row
+per case with ``case``, ``lane``, ``seconds``, ``kernel_seconds``, ``kernels_us``, ``bytes``
+(memory a call must move at least) and ``flops``.
 """
 
 from __future__ import annotations
@@ -229,9 +230,10 @@ def row(case: Workload, lane: str, seconds: float, kernel: float | None, **extra
 
 def describe(r: dict) -> str:
     kernel = f"kernels {r['kernel_seconds'] * 1e3:8.3f} ms" if r["kernel_seconds"] else ""
-    if r.get("kernel_passes_us"):
-        *first, count = r["kernel_passes_us"]
-        kernel += f" ({count} passes; us: {', '.join(map(str, first))})"
+    if r.get("kernels_us"):
+        shown = r["kernels_us"][:6]
+        more = f", {len(r['kernels_us']) - 6} more" if len(r["kernels_us"]) > 6 else ""
+        kernel += " (" + ", ".join(f"{name} {us}" for name, us in shown) + f"{more} us)"
     rate = f"{r['bytes'] / r['seconds'] / 1e9:9.1f} GB/s" if r["kind"] in (
         "permutation", "reduction") else f"{r['flops'] / r['seconds'] / 1e9:9.1f} GFLOP/s"
     allocated = f"  {r['allocations']} allocations" if r.get("allocations") else ""
@@ -269,14 +271,17 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print,
         seconds = await timed(lambda c=call, t=tensors: c(*t), rt.synchronize, case.reps)
         # buffers allocated while timed (a pooled workload allocates none after its warm call)
         allocated = pool.allocations - created
-        kernel, passes = None, None
+        kernel, per_kernel = None, None
         if timestamps:
             async with rt.kernel_timer() as timer:
                 for _ in range(case.reps):
                     call(*tensors)
             kernel = timer.seconds / case.reps
-            # compute passes hold several calls' dispatches: the first few, in order
-            passes = [round(p * 1e6, 1) for p in timer.passes[:8]] + [len(timer.passes)]
+            # one call's dispatches in order: each one's kernel and mean microseconds
+            n = len(timer.kernels) // case.reps
+            per_kernel = [[timer.kernels[d][0], round(statistics.fmean(
+                timer.kernels[c * n + d][1] for c in range(case.reps)) * 1e6, 1)]
+                for d in range(n)]
         if profile:
             await profiled(lambda c=call, t=tensors: c(*t), rt.synchronize, case.reps, log)
         error = None
@@ -288,7 +293,7 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print,
             if error > 1e-4:
                 raise AssertionError(f"{case.name}: relative error {error:.2e} against numpy")
         rows.append(row(case, lane, seconds, kernel, relative_error=error,
-                        kernel_passes_us=passes, allocations=allocated))
+                        kernels_us=per_kernel, allocations=allocated))
         log(describe(rows[-1]))
     return rows
 

@@ -346,8 +346,8 @@ export class DeviceContext {
       device.queue.writeBuffer(this.paramsBuffer, 0, params);
     }
     const encoder = device.createCommandEncoder();
-    // Timed: a timestamp at the beginning and end of each compute pass of this submit (one
-    // per run of dispatches; Python bounds how many dispatches a stream holds), resolved here.
+    // Timed: each dispatch is a compute pass of its own, with a timestamp at its beginning
+    // and end (Python bounds how many dispatches a stream holds), resolved here.
     const timed = this.timing && this.timedSubmit(words);
     let passes = 0;
     let pass = null;
@@ -378,6 +378,10 @@ export class DeviceContext {
         this.dynamicOffset[0] = words[i + 2] * 4;
         pass.setBindGroup(0, group, this.dynamicOffset, 0, 1);
         pass.dispatchWorkgroups(words[i + 4], words[i + 5], words[i + 6]);
+        if (timed) {
+          pass.end();
+          pass = null;
+        }
         i += 8 + count;
         continue;
       }
@@ -416,19 +420,17 @@ export class DeviceContext {
     }
   }
 
-  // Kernel timing (needs the "timestamp-query" feature): every compute pass submitted between
-  // begin and end gets a timestamp at its beginning and end; end returns their durations.
+  // Kernel timing (needs the "timestamp-query" feature): every dispatch submitted between
+  // begin and end runs in a compute pass of its own, timed; end returns their durations.
   beginKernelTiming() {
     this.timing = [];
   }
 
   timedSubmit(words) {
     let passes = 0;
-    let previous = 0;
     for (let i = 0; i < words.length;) {
       const op = words[i];
-      if (op === OP_DISPATCH && previous !== OP_DISPATCH) passes += 1;
-      previous = op;
+      if (op === OP_DISPATCH) passes += 1;
       i += op === OP_DISPATCH ? 8 + words[i + 7] : op === OP_COPY ? 6 : 4;
     }
     if (passes === 0) return null;
@@ -441,7 +443,7 @@ export class DeviceContext {
     return timed;
   }
 
-  // The durations of the timed passes in nanoseconds, in submit order.
+  // The durations of the timed dispatches in nanoseconds, in submit order.
   async endKernelTiming() {
     const timed = this.timing ?? [];
     this.timing = null;

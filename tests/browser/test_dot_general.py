@@ -419,9 +419,9 @@ async def test_aligned_operands_with_ragged_edges(selenium, kernels):
 
 @run_in_pyodide(packages=["tenferro-web"])
 async def test_kernel_timer_separates_gpu_time_from_host_time(selenium):
-    """kernel_timer on the adapter's 'timestamp-query' (SwiftShader and Dawn offer it): one
-    duration per compute pass submitted inside the block, within the host's clock; results
-    unchanged."""
+    """kernel_timer on the adapter's 'timestamp-query' (SwiftShader and Dawn offer it): each
+    dispatch inside the block named and timed in a pass of its own (a submit of two is two
+    entries), within the host's clock; results unchanged."""
     import time
 
     import numpy as np
@@ -439,13 +439,20 @@ async def test_kernel_timer_separates_gpu_time_from_host_time(selenium):
     start = time.perf_counter()
     async with rt.kernel_timer() as timer:
         c = tw.dot_general(a, b, [1], [0])
-        got = await c.download()  # one pass, then the staging copy
-        d = tw.transpose(c)  # one pass, submitted at the end
+        got = await c.download()  # one dispatch, then the staging copy
+        d = tw.transpose(c)  # these two are submitted together, at the end
+        e = tw.dot_general(d, c, [1], [0])
     wall = time.perf_counter() - start
-    assert len(timer.passes) == 2 and all(p > 0 for p in timer.passes), timer.passes
+    assert [name for name, _ in timer.kernels] == ["gemm_tiled", "transpose_tiled",
+                                                   "gemm_tiled"], timer.kernels
+    assert all(seconds > 0 for _, seconds in timer.kernels), timer.kernels
     assert timer.seconds <= wall, (timer.seconds, wall)
-    tw_testing.assert_same(got, (a_np.astype(np.float64) @ b_np).astype(np.float32))
+    assert set(timer.by_kernel()) == {"gemm_tiled", "transpose_tiled"}, timer.by_kernel()
+    want = (a_np.astype(np.float64) @ b_np).astype(np.float32)
+    tw_testing.assert_same(got, want)
     tw_testing.assert_same(await d.download(), got.T)
+    tw_testing.assert_same(await e.download(),
+                           (want.T.astype(np.float64) @ want).astype(np.float32))
 
 
 @run_in_pyodide(packages=["tenferro-web"])

@@ -155,9 +155,10 @@ def test_numpy_valid_arguments_and_bad_host_data(rt):
 
 def test_large_ops_are_submitted_at_once_and_small_ones_in_streams_of_bounded_length():
     """SUBMIT_WORKGROUPS: a stream of a few small ops stays one submit; one with many
-    workgroups goes to the GPU at once, so it runs while Python enqueues the next ops.
-    MAX_PENDING_DISPATCHES: a long chain of small ops goes in streams of that many dispatches."""
-    from tenferro_web.runtime.device import MAX_PENDING_DISPATCHES
+    workgroups goes to the GPU at once, so it runs while Python enqueues the next ops; the
+    streams after it grow by SUBMIT_GROWTH until a barrier. MAX_PENDING_DISPATCHES: a long
+    chain of small ops goes in streams of that many dispatches."""
+    from tenferro_web.runtime.device import MAX_PENDING_DISPATCHES, SUBMIT_GROWTH
 
     rt = tw.WebGpuRuntime.native(kernels="gpu")
     transport = rt.device.transport
@@ -172,11 +173,23 @@ def test_large_ops_are_submitted_at_once_and_small_ones_in_streams_of_bounded_le
     transport.submit = lambda *args: (submits.append(len(args[0])), submit(*args))[1]
     small = [tw.dot_general(da, db, [1], [0]) for _ in range(20)]
     assert submits == []
+    np.testing.assert_array_equal(small[-1].download_sync(), a @ b)
+    submits.clear()
     big = tw.dot_general(dx, dy, [1], [0])  # 1024 tiles of 128 x 128
     assert len(submits) == 1
-    np.testing.assert_array_equal(small[-1].download_sync(), a @ b)
+    # Until the next barrier, a stream waits for SUBMIT_GROWTH times the last one's workgroups.
+    more = [tw.dot_general(dx, dy, [1], [0]) for _ in range(SUBMIT_GROWTH - 1)]
+    assert len(submits) == 1, "the GPU still has the last stream's work: this one waits"
+    more.append(tw.dot_general(dx, dy, [1], [0]))
+    assert len(submits) == 2
     got = big.download_sync()
     np.testing.assert_array_equal(got[::97, ::89], (x @ y)[::97, ::89])
+    for t in more:
+        np.testing.assert_array_equal(t.download_sync()[::97, ::89], (x @ y)[::97, ::89])
+    submits.clear()
+    tw.dot_general(dx, dy, [1], [0])
+    assert len(submits) == 1, "after a barrier a large op goes to the GPU at once again"
+    rt.synchronize_sync()
     submits.clear()
     shuffle = np.eye(8, dtype=np.float32)[rng.permutation(8)]  # keeps a long chain exact
     out, dp, want = da, rt.upload(shuffle), a
@@ -309,9 +322,10 @@ def test_repeated_einsums_reuse_their_schedule_and_still_check_residency():
     other.close()
 
 
-def test_kernel_timer_times_each_compute_pass_apart_from_the_host():
-    """kernel_timer: a timestamp pair per compute pass submitted inside the block (work
-    enqueued before it is not timed), durations in seconds that fit inside the host's clock."""
+def test_kernel_timer_times_each_dispatch_apart_from_the_host():
+    """kernel_timer: each dispatch enqueued inside the block, its kernel named, in a compute
+    pass of its own (two in one submit are two entries; work enqueued before the block is not
+    timed), durations in seconds that fit inside the host's clock."""
     import dataclasses
     import time
 
@@ -325,14 +339,22 @@ def test_kernel_timer_times_each_compute_pass_apart_from_the_host():
         async with rt.kernel_timer() as timer:
             first = tw.dot_general(da, db, [1], [0])
             got = await first.download()  # a dispatch pass, then the staging copy: one submit
-            second = tw.dot_general(first, db, [1], [0])  # submitted when the block ends
-        return timer, got, second
-    timer, got, second = rt.device.transport.run_sync(timed(), "test", "-")
+            second = tw.dot_general(first, db, [1], [0])  # these two are submitted
+            third = tw.transpose(second, [1, 0])  # together, when the block ends
+        return timer, got, second, third
+    timer, got, second, third = rt.device.transport.run_sync(timed(), "test", "-")
     wall = time.perf_counter() - start
-    assert len(timer.passes) == 2 and all(p > 0 for p in timer.passes), timer.passes
-    assert timer.seconds == sum(timer.passes) <= wall
+    assert [name for name, _ in timer.kernels] == ["gemm_tiled", "gemm_tiled",
+                                                   "transpose_tiled"], timer.kernels
+    assert all(seconds > 0 for _, seconds in timer.kernels), timer.kernels
+    assert timer.seconds == sum(seconds for _, seconds in timer.kernels) <= wall
+    by_kernel = timer.by_kernel()
+    assert list(by_kernel) in (["gemm_tiled", "transpose_tiled"],
+                               ["transpose_tiled", "gemm_tiled"]), by_kernel
+    assert by_kernel["gemm_tiled"] == timer.kernels[0][1] + timer.kernels[1][1]
     np.testing.assert_array_equal(got, a @ b)
     np.testing.assert_array_equal(second.download_sync(), a @ b @ b)
+    np.testing.assert_array_equal(third.download_sync(), (a @ b @ b).T)
     np.testing.assert_array_equal(before.download_sync(), a @ b)
 
     async def nested():
@@ -352,14 +374,14 @@ def test_kernel_timer_times_each_compute_pass_apart_from_the_host():
         async with rt.kernel_timer() as timer:
             pass
         return timer
-    assert rt.device.transport.run_sync(empty(), "test", "-").passes == ()  # usable again
+    assert rt.device.transport.run_sync(empty(), "test", "-").kernels == ()  # usable again
 
     async def copies_only():
         async with rt.kernel_timer() as timer:
             got = await da.download()  # a submit holding the staging copy alone: no pass
         return timer, got
     timer, got = rt.device.transport.run_sync(copies_only(), "test", "-")
-    assert timer.passes == ()
+    assert timer.kernels == () and timer.by_kernel() == {}
     np.testing.assert_array_equal(got, a)
 
     rt.device.adapter = dataclasses.replace(

@@ -54,8 +54,12 @@ if TYPE_CHECKING:
 MAX_PENDING_DISPATCHES = 48
 # A stream holding this many workgroups is submitted at once, so the GPU starts on large ops
 # while Python enqueues the next ones instead of waiting for the readback (a 1024^3 GEMM is
-# 256 workgroups; a chain of small ops stays one submit).
+# 256 workgroups; a chain of small ops stays one submit). Until the next barrier, each later
+# stream waits for SUBMIT_GROWTH times the workgroups of the one before: the GPU still has
+# that one's work to run, and every submit costs the host 70-190 us (H200, Dawn and
+# wgpu-native), more than a 256 MiB sum's kernels take.
 SUBMIT_WORKGROUPS = 1024
+SUBMIT_GROWTH = 2
 # A row-major upload of more elements than this is reordered into column-major storage by a
 # copy kernel on the GPU; a smaller one by numpy on the host, where it costs less than the
 # kernel's dispatch (about 2 us per 1000 elements in Pyodide, 64^2 in 22 us) and its first
@@ -125,7 +129,8 @@ class Device:
         self.refused: set[int] = set()
         self.lost_streams: list[tuple[range, str | None]] = []
         self.ones: dict[DType, Tensor] = {}
-        self.timing = False  # a KernelTimer is open
+        self.timed: list[str] | None = None  # while a KernelTimer is open: each dispatch's kernel
+        self.submit_workgroups = SUBMIT_WORKGROUPS  # a stream this large is submitted
 
     # --- lifetime ---------------------------------------------------------------------------
     @property
@@ -256,6 +261,8 @@ class Device:
         if temps:
             slots.extend(buffer_id for buffer_id, _ in temps)
         encoder = self.encoder
+        if self.timed is not None:
+            self.timed.extend(o.key.name for o in program.launches)
         launch = 0
         for o in program.ops:
             if type(o) is Launch:
@@ -269,7 +276,8 @@ class Device:
                 encoder.clear(slots[o.slot], o.offset, o.size)
         for buffer_id, capacity in temps:
             self.buffers.release(buffer_id, capacity)
-        if encoder.dispatches >= MAX_PENDING_DISPATCHES or encoder.workgroups >= SUBMIT_WORKGROUPS:
+        if encoder.dispatches >= MAX_PENDING_DISPATCHES \
+                or encoder.workgroups >= self.submit_workgroups:
             self.flush()
         return out
 
@@ -295,6 +303,8 @@ class Device:
             created.clear()
         if self.encoder:
             self.transport.submit(self.encoder.words, self.encoder.params, self.stream)
+            self.submit_workgroups = max(SUBMIT_WORKGROUPS,
+                                         SUBMIT_GROWTH * self.encoder.workgroups)
             self.encoder.reset()
             self.stream += 1
         self.buffers.after_submit()
@@ -303,6 +313,7 @@ class Device:
         self.check_usable(op)
         self.flush()
         await self.transport.synchronize()
+        self.submit_workgroups = SUBMIT_WORKGROUPS  # the GPU has run everything
         self.raise_device_errors(op)
 
     def begin_kernel_timing(self, op: str) -> None:
@@ -312,20 +323,24 @@ class Device:
                 op, "this adapter does not offer WebGPU's 'timestamp-query' feature, so kernel "
                     "time cannot be told apart from host time here; time on the host instead "
                     "(await runtime.synchronize() before reading the clock)")
-        if self.timing:
+        if self.timed is not None:
             raise RuntimeStateError(op, "kernels are already being timed on this device; "
                                         "close the open kernel_timer() first")
         self.flush()  # work enqueued before is not timed
         self.transport.begin_kernel_timing()
-        self.timing = True
+        self.timed = []
 
-    async def end_kernel_timing(self, op: str) -> list[int]:
-        self.timing = False
+    async def end_kernel_timing(self, op: str) -> list[tuple[str, int]]:
+        """Each dispatch since ``begin_kernel_timing``: its kernel's name and nanoseconds."""
+        names, self.timed = self.timed or [], None
         self.check_usable(op)
         self.flush()
         durations = await self.transport.end_kernel_timing()
         self.raise_device_errors(op)
-        return durations
+        if len(durations) != len(names):
+            raise BackendFailure(op, f"{len(durations)} timestamp pairs came back for "
+                                     f"{len(names)} dispatches")
+        return list(zip(names, durations))
 
     # --- transfers --------------------------------------------------------------------------
     def upload(self, array: object) -> Tensor:
@@ -379,6 +394,7 @@ class Device:
             self.flush()
             try:
                 await self.transport.map_staging(staging, op)
+                self.submit_workgroups = SUBMIT_WORKGROUPS  # the GPU has run everything
             except BackendFailure:
                 if self.closed:  # close() while this download waited: the caller's doing
                     raise RuntimeStateError(op, "the runtime was closed while this download "

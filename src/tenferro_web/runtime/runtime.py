@@ -120,11 +120,13 @@ class WebGpuRuntime:
 
     def kernel_timer(self) -> KernelTimer:
         """GPU time of the work enqueued inside ``async with runtime.kernel_timer() as timer:``,
-        apart from host time: the adapter writes a timestamp at the beginning and end of each
-        compute pass (WebGPU's ``timestamp-query``; UnsupportedError where the adapter lacks
-        it). On leaving the block, pending work is submitted and ``timer.seconds`` (the sum)
-        and ``timer.passes`` (each pass, in seconds) are read back. Copies outside compute
-        passes (uploads, readback staging) are not counted."""
+        apart from host time: inside the block each kernel dispatch runs in a compute pass of
+        its own, and the adapter writes a timestamp at its beginning and end (WebGPU's
+        ``timestamp-query``; UnsupportedError where the adapter lacks it). On leaving the
+        block, pending work is submitted and read back: ``timer.kernels`` (each dispatch's
+        kernel name and seconds, in order), ``timer.seconds`` (their sum) and
+        ``timer.by_kernel()`` (seconds per kernel name). Buffer copies and clears (uploads,
+        readback staging, zero fills) are not counted."""
         return KernelTimer(self._device)
 
     def close(self) -> None:
@@ -137,11 +139,18 @@ class KernelTimer:
 
     def __init__(self, device: Device):
         self._device = device
-        self.passes: tuple[float, ...] = ()
+        self.kernels: tuple[tuple[str, float], ...] = ()
 
     @property
     def seconds(self) -> float:
-        return sum(self.passes)
+        return sum(seconds for _, seconds in self.kernels)
+
+    def by_kernel(self) -> dict[str, float]:
+        """Seconds per kernel name, the most expensive first."""
+        totals: dict[str, float] = {}
+        for name, seconds in self.kernels:
+            totals[name] = totals.get(name, 0.0) + seconds
+        return dict(sorted(totals.items(), key=lambda item: -item[1]))
 
     async def __aenter__(self) -> KernelTimer:
         self._device.begin_kernel_timing("kernel_timer")
@@ -149,12 +158,12 @@ class KernelTimer:
 
     async def __aexit__(self, exc_type: object, *_: object) -> None:
         try:
-            durations = await self._device.end_kernel_timing("kernel_timer")
+            timed = await self._device.end_kernel_timing("kernel_timer")
         except Exception:
             if exc_type is None:
                 raise
             return  # the block's own error is the one to see
-        self.passes = tuple(d * 1e-9 for d in durations)
+        self.kernels = tuple((name, ns * 1e-9) for name, ns in timed)
 
 
 def pool_caps(op: str, storage_pool_bytes: object, staging_pool_bytes: object

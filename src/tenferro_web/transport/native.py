@@ -205,14 +205,13 @@ class NativeTransport:
             device.queue.write_buffer(self._params_buffer, 0, words)
         encoder = device.create_command_encoder()
         commands_list = list(decode(commands))
-        # Timed: a timestamp at the beginning and end of each compute pass (one per run of
-        # dispatches; a stream holds at most MAX_PENDING_DISPATCHES of them), resolved here.
+        # Timed: each dispatch is a compute pass of its own, with a timestamp at its beginning
+        # and end (a stream holds at most MAX_PENDING_DISPATCHES of them), resolved here.
         query_set = None
         if self._timing is not None:
-            runs = sum(isinstance(c, Dispatch) and not isinstance(p, Dispatch)
-                       for p, c in zip([None, *commands_list], commands_list))
-            if runs:
-                query_set = device.create_query_set(type="timestamp", count=2 * runs)
+            timed = sum(isinstance(c, Dispatch) for c in commands_list)
+            if timed:
+                query_set = device.create_query_set(type="timestamp", count=2 * timed)
         passes = 0
         compute = None
         bound = None  # the pass's pipeline: a chain of one kernel sets it once
@@ -235,6 +234,9 @@ class NativeTransport:
                     bound = pipeline
                 compute.set_bind_group(0, group, [command.params_offset * 4])
                 compute.dispatch_workgroups(*command.grid)
+                if query_set is not None:
+                    compute.end()
+                    compute = None
                 continue
             if compute is not None:
                 compute.end()

@@ -180,12 +180,12 @@ class Transport(Protocol):
     async def synchronize(self) -> None: ...
 
     def begin_kernel_timing(self) -> None:
-        """From now on, write a timestamp at the beginning and end of every compute pass
-        submitted (the adapter has ``timestamp-query``)."""
+        """From now on, run every dispatch submitted in a compute pass of its own, with a
+        timestamp at its beginning and end (the adapter has ``timestamp-query``)."""
         ...
 
     async def end_kernel_timing(self) -> list[int]:
-        """Stop timing; the durations in nanoseconds of the passes submitted since
+        """Stop timing; the durations in nanoseconds of the dispatches submitted since
         ``begin_kernel_timing``, in submit order."""
         ...
 
