@@ -19,8 +19,9 @@ Prints a table of ratios and writes DIR/h200-lanes.json and one log per step. Wi
 the fuzz in both lanes, then bench/workloads.py (every op class a user's einsums are made of)
 through Dawn, wgpu-native and torch, and each lane's bandwidth ceiling (bench/ceiling/), with
 Dawn's timestamp quantization off; writes DIR/h200-workloads.json. With --sweep: the
-fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS and
-the two kernel families per op class (bench/families.py).
+fuzz, then gemm_tiled's tile candidates in both lanes (bench/gemm_sweep.py) against cuBLAS,
+the two kernel families per op class (bench/families.py) and the copy kernels' tilings
+(bench/copy_sweep.py).
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def main() -> int:
                       help="the fuzz, then bench/workloads.py and the bandwidth ceilings in "
                            "Dawn, wgpu-native and torch")
     mode.add_argument("--sweep", action="store_true",
-                      help="gemm_tiled's tile candidates (bench/gemm_sweep.py) and the fuzz only")
+                      help="the fuzz, gemm_tiled's tile candidates (bench/gemm_sweep.py) and the "
+                           "copy kernels' tilings (bench/copy_sweep.py)")
     parser.add_argument("--icd", default=NVIDIA_ICD)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -243,11 +245,16 @@ def main() -> int:
                  "dawn-sweep": with_gemm_lane("gemm_sweep", *gemm_args),
                  "native-sweep": native("gemm_sweep", *gemm_args),
                  "dawn-families": per_op("families"),
-                 "native-families": native("families")}
+                 "native-families": native("families"),
+                 "dawn-copies": node + ["--module", str(ROOT / "bench/copy_sweep.py"),
+                                        "copy_sweep:main", *gemm_args],
+                 "native-copies": native("copy_sweep", *gemm_args)}
     if args.workloads:
         return run_workloads(args, env, node, steps)
     for step, cmd in steps.items():
-        code, text = run_logged(cmd, env, args.out / f"{step}.log", timeout=240)
+        copies = step.endswith("copies")  # timed by timestamp queries
+        code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED} if copies
+                                else env, args.out / f"{step}.log", timeout=420 if copies else 240)
         if step.endswith("fuzz"):
             report[step] = fuzz_summary(code, text)
         elif step.endswith(("sums", "families")):

@@ -5,8 +5,10 @@
 // workgroup is 32 x ROWS invocations, each moving 32 / ROWS elements: more elements per
 // invocation keep more loads in flight on GPUs, and CPU adapters pay for a barrier per
 // group of invocations (SwiftShader: 16 x 16 tiles of one element each made a 1024^2
-// transpose 17x slower than the strided gather).
-// params: [d0, d1, offset, tiles_j, tiles_i, batch]
+// transpose 17x slower than the strided gather). A workgroup moves TILES consecutive tiles
+// along j (fewer at the matrix's edge), the loads of the next one issued before the stores
+// of this one, so loads stay in flight across the barrier.
+// params: [d0, d1, offset, groups_j (tile groups along j), tiles_i, batch]
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
 @group(0) @binding(1) var<storage, read> src: array<{{ELEM}}>;
@@ -17,7 +19,23 @@
 const TILE: u32 = 32u;
 const PITCH: u32 = 33u;
 const ROWS: u32 = {{ROWS}}u;
+const PER: u32 = 32u / {{ROWS}}u;  // the rows each invocation moves
+const TILES: u32 = {{TILES}}u;
 var<workgroup> tile: array<{{ELEM}}, 1056>;  // TILE * PITCH
+
+// This invocation's PER elements of the tile at (i0, j0) of the matrix at `base`.
+fn gather(base: u32, i0: u32, j0: u32, d0: u32, d1: u32, x: u32, y: u32) -> array<{{ELEM}}, PER> {
+  var v: array<{{ELEM}}, PER>;
+  let j = j0 + x;
+  // unroll
+  for (var r = 0u; r < 32u / {{ROWS}}u; r++) {
+    let i = i0 + y + r * ROWS;
+    if (i < d0 && j < d1) {
+      v[r] = src[base + i * d1 + j];
+    }
+  }
+  return v;
+}
 
 @compute @workgroup_size(32, {{ROWS}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -25,36 +43,42 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
   let d0 = params[0];
   let d1 = params[1];
-  let offset = params[2];
-  let tiles_j = params[3];
+  let groups_j = params[3];
   let tiles_i = params[4];
   let group = workgroup_index(wid, nwg);
-  let b = group / (tiles_j * tiles_i);
+  let b = group / (groups_j * tiles_i);
   if (b >= params[5]) {
     return;
   }
-  let t = group % (tiles_j * tiles_i);
-  let j0 = (t % tiles_j) * TILE;
-  let i0 = (t / tiles_j) * TILE;
+  let g = group % (groups_j * tiles_i);
+  let first_j = (g % groups_j) * TILES * TILE;
+  let i0 = (g / groups_j) * TILE;
   let base = b * d0 * d1;
-
-  // unroll
-  for (var r = 0u; r < 32u / {{ROWS}}u; r++) {
-    let row = lid.y + r * ROWS;
-    let i = i0 + row;
-    let j = j0 + lid.x;
-    if (i < d0 && j < d1) {
-      tile[row * PITCH + lid.x] = src[offset + base + i * d1 + j];
+  var v = gather(params[2] + base, i0, first_j, d0, d1, lid.x, lid.y);
+  for (var t = 0u; t < TILES; t++) {
+    let j0 = first_j + t * TILE;
+    if (j0 >= d1) {
+      break;
     }
-  }
-  workgroupBarrier();
-  // unroll
-  for (var r = 0u; r < 32u / {{ROWS}}u; r++) {
-    let row = lid.y + r * ROWS;
-    let wi = i0 + lid.x;
-    let wj = j0 + row;
-    if (wi < d0 && wj < d1) {
-      dst[base + wj * d0 + wi] = tile[lid.x * PITCH + row];
+    if (t > 0u) {
+      workgroupBarrier();  // the stores of the tile before have read it
+    }
+    // unroll
+    for (var r = 0u; r < 32u / {{ROWS}}u; r++) {
+      tile[(lid.y + r * ROWS) * PITCH + lid.x] = v[r];
+    }
+    workgroupBarrier();
+    if (t + 1u < TILES) {
+      v = gather(params[2] + base, i0, j0 + TILE, d0, d1, lid.x, lid.y);
+    }
+    // unroll
+    for (var r = 0u; r < 32u / {{ROWS}}u; r++) {
+      let row = lid.y + r * ROWS;
+      let wi = i0 + lid.x;
+      let wj = j0 + row;
+      if (wi < d0 && wj < d1) {
+        dst[base + wj * d0 + wi] = tile[lid.x * PITCH + row];
+      }
     }
   }
 }

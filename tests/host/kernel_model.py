@@ -97,22 +97,25 @@ def _strided_copy(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
 
 
 def _tiled_transpose(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
-    d0, d1, offset, tiles_j, tiles_i, batch = launch.words
+    d0, d1, offset, groups_j, tiles_i, batch = launch.words
     x, y, _ = launch.grid
+    per = int(dict(launch.key.constants)["TILES"])  # consecutive tiles along j per workgroup
     group = np.arange(x * y)[:, None, None]
-    # A 32 x 32 tile per workgroup: invocation (lx, ly) moves rows ly + r * ROWS for every r.
+    # 32 x 32 tiles: invocation (lx, ly) moves rows ly + r * ROWS for every r.
     ly, lx = np.meshgrid(np.arange(32), np.arange(32), indexing="ij")
-    b = group // (tiles_j * tiles_i)
-    t = group % (tiles_j * tiles_i)
-    j0, i0 = (t % tiles_j) * 32, (t // tiles_j) * 32
-    # The read of (i0 + ly, j0 + lx) lands in the tile; the write takes (wi, wj) = (i0+lx, j0+ly)
-    wi, wj = i0 + lx, j0 + ly
-    ok = (b < batch) & (wi < d0) & (wj < d1)
+    b = group // (groups_j * tiles_i)
+    g = group % (groups_j * tiles_i)
+    i0 = (g // groups_j) * 32
     src, dst = (bufs[s] for s in launch.buffers)
     base = b * d0 * d1
-    dst_idx = (base + wj * d0 + wi)[ok]
-    dst[dst_idx] = src[(offset + base + wi * d1 + wj)[ok]]
-    trace.writes.append(dst_idx)
+    for t in range(per):
+        j0 = ((g % groups_j) * per + t) * 32
+        # The read of (i0 + ly, j0 + lx) lands in the tile; the write takes (i0+lx, j0+ly)
+        wi, wj = i0 + lx, j0 + ly
+        ok = (b < batch) & (wi < d0) & (wj < d1)
+        dst_idx = (base + wj * d0 + wi)[ok]
+        dst[dst_idx] = src[(offset + base + wi * d1 + wj)[ok]]
+        trace.writes.append(dst_idx)
 
 
 def _grouped_tiles(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:

@@ -155,7 +155,8 @@ def test_grids_spread_over_two_dimensions():
 def test_every_kernel_variant_renders_to_one_self_contained_module():
     variants = [
         KernelKey.of("copy_strided", ELEM="u32"), KernelKey.of("copy_strided", ELEM="vec2<u32>"),
-        KernelKey.of("copy_strided_bytes"), KernelKey.of("transpose_tiled", ELEM="u32", ROWS=2),
+        KernelKey.of("copy_strided_bytes"),
+        KernelKey.of("transpose_tiled", ELEM="u32", ROWS=2, TILES=4),
         KernelKey.of("reduce_chunks", SCALAR="c32"),
         KernelKey.of("gemm_blocked", SCALAR="f32", TM=16, TN=8, WX=8, WY=8),
     ]

@@ -387,6 +387,31 @@ def test_grouped_tiles_cover_every_batch_whatever_the_chunk(tiling, dtype):
                                                         perm).reshape(-1, order="F"))
 
 
+@pytest.mark.parametrize("tiling", [(1, 2), (2, 8), (3, 1), (4, 2), (8, 8), (32, 4)])
+@pytest.mark.parametrize("dtype", [DType.F32, DType.C32])
+def test_tiled_transposes_cover_every_tile_whatever_the_tiles_per_workgroup(tiling, dtype):
+    """transpose_tiled moves TILES consecutive tiles along j per workgroup: the grid shrinks by
+    TILES along j, and a workgroup at the matrix's edge moves fewer (d1 not a multiple)."""
+    from tenferro_web.lowering import copy
+
+    rng = np.random.default_rng(8)
+    spec = copy.TransposeTiling(*tiling)
+    for d0, d1, batch, offset in ((32, 32, 1, 0), (33, 100, 2, 5), (70, 1000, 1, 0),
+                                  (100, 64, 3, 1)):
+        launch = Launch.of(OP, AdapterProfile(cpu=False),
+                           copy.TiledTransposeSpec(dtype.itemsize, d0, d1, batch, offset, spec),
+                           (0, 1))
+        groups_j, tiles_i = launch.spec.tiles
+        assert groups_j == -(-d1 // (32 * spec.tiles)) and tiles_i == -(-d0 // 32)
+        flat = rng.integers(-1000, 1000, offset + d0 * d1 * batch).astype(dtype.numpy)
+        size = d0 * d1 * batch
+        program = copy.Program(1, size * dtype.itemsize, (), (launch,))
+        out, trace = run_program(program, [flat], dtype.numpy)
+        assert np.array_equal(np.sort(np.concatenate(trace.writes)), np.arange(size))
+        want = flat[offset:].reshape(batch, d0, d1).transpose(0, 2, 1).reshape(-1)
+        np.testing.assert_array_equal(out[:size], want)
+
+
 @given(byte_len=st.integers(1, 1 << 34), max_binding=st.sampled_from([1 << 27, (1 << 32) - 4]))
 def test_pooled_buffers_are_whole_16_byte_units_within_the_binding_limit(byte_len, max_binding):
     if byte_len > max_binding - BINDING_ALIGN:

@@ -78,6 +78,32 @@ def test_every_register_block_shape_of_gemm_tiled(dtype, tiles, monkeypatch):
         gemm.lower_dot_general.cache_clear()
 
 
+@pytest.mark.parametrize("tiles, rows", [(2, 8), (4, 2), (3, 1), (8, 2)])
+def test_every_transpose_tiling_of_transpose_tiled(tiles, rows, monkeypatch):
+    """transpose_tiled takes any number of tiles per workgroup (bench/copy_sweep.py times
+    them); the table ships one, so the others are checked here, at the matrices' edges too."""
+    from tenferro_web.lowering import copy
+
+    for itemsize in (4, 8):
+        monkeypatch.setitem(copy.TRANSPOSE_TILINGS, itemsize, copy.TransposeTiling(tiles, rows))
+    copy.lower_copy.cache_clear()
+    rt = tw.WebGpuRuntime.native(kernels="gpu")
+    rng = np.random.default_rng(3)
+    try:
+        for dtype in (np.float32, np.complex64):
+            for shape, perm in (((70, 300), (1, 0)), ((33, 40, 3), (1, 0, 2)),
+                                ((64, 1000), (1, 0))):
+                x = ints(rng, shape, dtype)
+                got = tw.transpose(rt.upload(x), perm)
+                assert "transpose_tiled" in {o.key.name for o in copy.lower_copy(
+                    "transpose", rt.device.profile, rt.upload(x).layout.permuted(
+                        "transpose", perm), got.dtype).launches}
+                np.testing.assert_array_equal(got.download_sync(), np.transpose(x, perm))
+    finally:
+        rt.close()
+        copy.lower_copy.cache_clear()
+
+
 def test_copies_and_einsum(rt):
     rng = np.random.default_rng(1)
     x = ints(rng, (40, 33, 3), np.float32)

@@ -23,11 +23,6 @@ from .program import BufferCopy, Launch, Operation, Program
 from .words import check_index_span, i32, u32
 
 WG_1D = 256
-# transpose_tiled's workgroup is 32 x TILE_ROWS invocations, each moving 32 / TILE_ROWS elements.
-# Fewer invocations per tile make CPU adapters pay for fewer barriers (SwiftShader, 1024^2:
-# 515 / 276 / 159 / 88 ms with ROWS 8 / 4 / 2 / 1; the strided gather 42 ms); on the H200 every
-# shape timed the same (ROWS 8 / 4 / 2 / 1 swept). 64 invocations are a full wave everywhere.
-TILE_ROWS = 2
 _ELEMENT_TYPE = {4: "u32", 8: "vec2<u32>"}
 
 
@@ -71,15 +66,38 @@ class StridedCopySpec:
 
 
 @dataclass(frozen=True)
+class TransposeTiling:
+    """How ``transpose_tiled`` spreads its tiles: ``tiles`` consecutive 32 x 32 tiles along j
+    per workgroup (the next one's loads issued before this one's stores), and a workgroup of
+    32 x ``rows`` invocations, each moving 32 / ``rows`` elements of a tile."""
+
+    tiles: int
+    rows: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.tiles <= 32 or self.rows not in (1, 2, 4, 8, 16, 32):
+            raise ValueError(f"malformed transpose tiling {self}")
+
+
+# By element size. Fewer invocations per tile make CPU adapters pay for fewer barriers
+# (SwiftShader, 1024^2: 515 / 276 / 159 / 88 ms with rows 8 / 4 / 2 / 1; the strided gather
+# 42 ms); on the H200 every shape timed the same with one tile per workgroup (rows 8 / 4 / 2 / 1
+# swept). 64 invocations are a full wave everywhere. bench/copy_sweep.py times the candidates.
+TRANSPOSE_TILINGS = {4: TransposeTiling(tiles=1, rows=2), 8: TransposeTiling(tiles=1, rows=2)}
+
+
+@dataclass(frozen=True)
 class TiledTransposeSpec:
-    """``transpose_tiled``: a batch of compact d0 x d1 matrices read transposed, one 32 x 32 tile
-    per workgroup: ``dst[i + d0*j + d0*d1*b] = src[offset + i*d1 + j + d0*d1*b]``."""
+    """``transpose_tiled``: a batch of compact d0 x d1 matrices read transposed, 32 x 32 tiles
+    through workgroup memory, ``tiling.tiles`` of them along j per workgroup:
+    ``dst[i + d0*j + d0*d1*b] = src[offset + i*d1 + j + d0*d1*b]``."""
 
     itemsize: int
     d0: int
     d1: int
     batch: int
     offset: int
+    tiling: TransposeTiling
 
     def __post_init__(self) -> None:
         if self.d0 < TILE or self.d1 < TILE or self.batch < 1 or self.offset < 0 \
@@ -88,23 +106,25 @@ class TiledTransposeSpec:
 
     @property
     def tiles(self) -> tuple[int, int]:
-        return -(-self.d1 // TILE), -(-self.d0 // TILE)
+        """The workgroups' groups of tiles along j, and the tiles along i."""
+        return -(-self.d1 // (TILE * self.tiling.tiles)), -(-self.d0 // TILE)
 
     @property
     def key(self) -> KernelKey:
-        return KernelKey.of("transpose_tiled", ELEM=_ELEMENT_TYPE[self.itemsize], ROWS=TILE_ROWS)
+        return KernelKey.of("transpose_tiled", ELEM=_ELEMENT_TYPE[self.itemsize],
+                            ROWS=self.tiling.rows, TILES=self.tiling.tiles)
 
     @property
     def groups(self) -> int:
-        tiles_j, tiles_i = self.tiles
-        return tiles_j * tiles_i * self.batch
+        groups_j, tiles_i = self.tiles
+        return groups_j * tiles_i * self.batch
 
     def words(self, op: str) -> tuple[int, ...]:
         check_index_span(op, "the transpose source", self.offset,
                          self.offset + self.d0 * self.d1 * self.batch - 1)
-        tiles_j, tiles_i = self.tiles
+        groups_j, tiles_i = self.tiles
         return (u32(op, "d0", self.d0), u32(op, "d1", self.d1), u32(op, "offset", self.offset),
-                u32(op, "tiles_j", tiles_j), u32(op, "tiles_i", tiles_i),
+                u32(op, "groups_j", groups_j), u32(op, "tiles_i", tiles_i),
                 u32(op, "batch", self.batch))
 
 
@@ -205,7 +225,8 @@ def copy_ops(op: str, profile: AdapterProfile, plan: CopyPlan, itemsize: int, sr
         # Workgroup memory pays on GPUs, when the tile fills; on CPU adapters barriers cost
         # more than they save.
         batch = plan.dims[2] if plan.rank == 3 else 1
-        spec = TiledTransposeSpec(itemsize, plan.dims[0], plan.dims[1], batch, plan.src_offset)
+        spec = TiledTransposeSpec(itemsize, plan.dims[0], plan.dims[1], batch, plan.src_offset,
+                                  TRANSPOSE_TILINGS[itemsize])
     elif plan.kind is CopyKind.GROUPED and not profile.cpu:
         spec = GroupedTileSpec(itemsize, plan.dims, plan.src_strides, plan.src_offset,
                                *plan.groups, GROUPED_TILINGS[itemsize])
