@@ -92,7 +92,7 @@ async def main(argv: list[str]) -> int:
             itemsize = host.itemsize
             for tiling in CANDIDATES[kernel]:
                 TABLES[kernel][itemsize] = tiling
-                copy.lower_copy.cache_clear()
+                tw.api.forget_programs()
                 np.testing.assert_array_equal(await tw.transpose(x, axes).download(), want)
                 seconds = await time_case(rt, x, axes, kernel)
                 label = ", ".join(f"{k} {v}" for k, v in vars(tiling).items())
@@ -106,7 +106,7 @@ async def main(argv: list[str]) -> int:
     finally:
         for kernel, table in TABLES.items():
             table.update(chosen[kernel])
-        copy.lower_copy.cache_clear()
+        tw.api.forget_programs()
     print("RESULT " + json.dumps({"lane": lane, "rows": rows}), flush=True)
     return 0
 

@@ -28,10 +28,11 @@ from gemm_lane import POOL, run_cases  # noqa: E402
 Tiles = gemm.Tiles
 # (scalar, big) -> candidates; the cases of that class are timed with each.
 CANDIDATES = {
-    ("f32", True): (Tiles(8, 8, 8, 1), Tiles(16, 8, 8, 1), Tiles(8, 16, 8, 1),
-                    Tiles(8, 4, 16, 1), Tiles(4, 8, 16, 1), Tiles(4, 4, 16, 2)),
-    ("f32", False): (Tiles(4, 4, 16, 2), Tiles(8, 4, 16, 1), Tiles(4, 8, 16, 1),
-                     Tiles(8, 8, 8, 1)),
+    ("f32", True): (Tiles(8, 8, 8, 1), Tiles(8, 8, 8, 1, vec_c=True), Tiles(16, 8, 8, 1),
+                    Tiles(8, 16, 8, 1), Tiles(8, 4, 16, 1), Tiles(4, 8, 16, 1),
+                    Tiles(4, 4, 16, 2), Tiles(4, 4, 16, 2, vec_c=True)),
+    ("f32", False): (Tiles(4, 4, 16, 2), Tiles(4, 4, 16, 2, vec_c=True), Tiles(8, 4, 16, 1),
+                     Tiles(4, 8, 16, 1), Tiles(8, 8, 8, 1), Tiles(8, 8, 8, 1, vec_c=True)),
     ("c32", True): (Tiles(4, 4, 8, 1), Tiles(8, 4, 8, 1), Tiles(4, 8, 8, 1), Tiles(8, 8, 8, 1)),
 }
 
@@ -61,12 +62,14 @@ async def main(argv: list[str]) -> int:
             if tiles.workgroup_bytes(8 if klass[0] == "c32" else 4) > limit:
                 continue
             gemm.GPU_TILES[klass] = (tiles,)
-            gemm.lower_dot_general.cache_clear()
-            label = f"{tiles.tm}x{tiles.tn} BK={tiles.bk} buffers={tiles.buffers}"
+            tw.api.forget_programs()  # or a repeated call reuses the last candidate's program
+            label = (f"{tiles.tm}x{tiles.tn} BK={tiles.bk} buffers={tiles.buffers}"
+                     + (" vec C" if tiles.vec_c else ""))
             [row] = await run_cases(rt, [case], log=lambda line, label=label:
                                     print(f"{label:<26}{line}", flush=True))
             rows.append({"tiles": label, **row})
     gemm.GPU_TILES.update(chosen)
+    tw.api.forget_programs()
     print("RESULT " + json.dumps({"lane": lane, "rows": rows}), flush=True)
     return 0
 

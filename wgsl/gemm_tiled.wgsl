@@ -17,8 +17,10 @@
 // addresses. A group along M or N is one vector store into the tile; a group along K is LANES
 // component stores. The loads of the next tile are in flight while this one is multiplied;
 // with BUFFERS = 2 the tiles are double-buffered (one barrier per tile), with 1 the stores wait
-// for a second barrier. Every loop with a constant trip count is unrolled at render time, so the
-// register blocks are indexed with constants and stay in registers.
+// for a second barrier. With VEC_C (f32, M a multiple of 4) each invocation writes its LANES
+// consecutive rows of a column as one 16-byte store. Every loop with a constant trip
+// count is unrolled at render time, so the register blocks are indexed with constants and
+// stay in registers.
 // (params: see gemm_common.wgsl)
 
 #include "scalar_{{SCALAR}}.wgsl"
@@ -34,7 +36,11 @@
 #else
 @group(0) @binding(2) var<storage, read> b: array<Scalar>;
 #endif
+#if VEC_C
+@group(0) @binding(3) var<storage, read_write> c: array<vec4<f32>>;
+#else
 @group(0) @binding(3) var<storage, read_write> c: array<Scalar>;
+#endif
 
 #include "gemm_common.wgsl"
 
@@ -253,6 +259,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   }
 
   let out_base = job.bi * job.m * job.n;
+#if VEC_C
+  // M is a multiple of 4 (f32): an invocation's LANES consecutive rows are one aligned vector,
+  // so a warp writes whole 16-byte words of each column.
+  // unroll
+  for (var g = 0u; g < {{TM}}u / 4u; g++) {
+    let m = m_base + LANES * (lid.x + W * g);
+    // unroll
+    for (var j = 0u; j < {{TN}}u; j++) {
+      let n = n_base + LANES * (lid.y + W * (j / LANES)) + j % LANES;
+      if (m < job.m && n < job.n) {
+        c[(out_base + n * job.m + m) / 4u] = vec4<f32>(acc[(4u * g) * TN + j],
+            acc[(4u * g + 1u) * TN + j], acc[(4u * g + 2u) * TN + j], acc[(4u * g + 3u) * TN + j]);
+      }
+    }
+  }
+#else
   // unroll
   for (var i = 0u; i < {{TM}}u; i++) {
     let m = m_base + LANES * (lid.x + W * (i / LANES)) + i % LANES;
@@ -264,4 +286,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       }
     }
   }
+#endif
 }

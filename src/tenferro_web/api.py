@@ -26,6 +26,7 @@ from .lowering.einsum import lower_einsum
 from .lowering.gemm import lower_dot_general
 from .lowering.profile import AdapterProfile
 from .lowering.program import Program
+from .lowering.reduce import lower_sum
 from .planning.copy_plan import COPY_DTYPES
 from .planning.dot_general_plan import DotGeneralConfig, plan_dot_general
 from .planning.einsum import OP as EINSUM
@@ -349,6 +350,18 @@ def _run_einsum(schedule: Schedule, device: Device, operands: Sequence[TensorLik
 # --- runtimes ------------------------------------------------------------------------------
 
 _default_runtime: WebGpuRuntime | None = None
+
+
+def forget_programs() -> None:
+    """Drop every lowered program kept for reuse (by call signature here, by plan in the
+    lowering), so that the next call lowers afresh: what a benchmark or a test that changes a
+    kernel table (``lowering.gemm.GPU_TILES``, ``lowering.copy.TRANSPOSE_TILINGS``, ...) calls
+    after each change. The tables are read only when a program is lowered."""
+    _DOT_PROGRAMS.clear()
+    _EINSUM_CALLS.clear()
+    _schedule.cache_clear()
+    for lowered in (lower_copy, lower_dot_general, lower_einsum, lower_sum):
+        lowered.cache_clear()
 
 
 async def webgpu_available() -> bool:

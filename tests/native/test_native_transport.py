@@ -52,21 +52,24 @@ def test_dot_general_matches_numpy_exactly(rt, dtype):
 
 @pytest.mark.parametrize("dtype, tiles", [
     (np.float32, (8, 4, 16, 1)), (np.float32, (4, 8, 16, 1)), (np.float32, (16, 8, 8, 1)),
+    (np.float32, (8, 8, 8, 1, True)), (np.float32, (4, 4, 16, 2, True)),
+    (np.float32, (8, 4, 16, 1, True)),
     (np.complex64, (8, 4, 8, 1)), (np.complex64, (4, 8, 8, 1)), (np.complex64, (8, 8, 8, 1)),
 ])
 def test_every_register_block_shape_of_gemm_tiled(dtype, tiles, monkeypatch):
-    """gemm_tiled takes TM x TN blocks of any whole-vector shape (bench/gemm_sweep.py times
-    them); the table ships square ones, so the other shapes are checked here."""
+    """gemm_tiled takes TM x TN blocks of any whole-vector shape, with scalar or 16-byte
+    stores of C (bench/gemm_sweep.py times them); the table ships square blocks and scalar
+    stores, so the others are checked here (M a multiple of 4 or not, at the tiles' edges)."""
     from tenferro_web.lowering import gemm
 
     scalar = "c32" if dtype == np.complex64 else "f32"
     for big in (True, False):
         monkeypatch.setitem(gemm.GPU_TILES, (scalar, big), (gemm.Tiles(*tiles),))
-    gemm.lower_dot_general.cache_clear()
+    tw.api.forget_programs()
     rt = tw.WebGpuRuntime.native(kernels="gpu")
     rng = np.random.default_rng(1)
     try:
-        for m, n, k in [(130, 70, 37), (64, 200, 9), (257, 129, 100)]:
+        for m, n, k in [(130, 70, 37), (64, 200, 9), (257, 129, 100), (132, 70, 37)]:
             for order in ("F", "C"):
                 a = np.asarray(ints(rng, (m, k), dtype), order=order)
                 b = np.asarray(ints(rng, (k, n), dtype), order=order)
@@ -75,7 +78,7 @@ def test_every_register_block_shape_of_gemm_tiled(dtype, tiles, monkeypatch):
                 np.testing.assert_array_equal(got, (a.astype(wide) @ b).astype(dtype))
     finally:
         rt.close()
-        gemm.lower_dot_general.cache_clear()
+        tw.api.forget_programs()
 
 
 @pytest.mark.parametrize("tiles, rows", [(2, 8), (4, 2), (3, 1), (8, 2)])
@@ -86,7 +89,7 @@ def test_every_transpose_tiling_of_transpose_tiled(tiles, rows, monkeypatch):
 
     for itemsize in (4, 8):
         monkeypatch.setitem(copy.TRANSPOSE_TILINGS, itemsize, copy.TransposeTiling(tiles, rows))
-    copy.lower_copy.cache_clear()
+    tw.api.forget_programs()
     rt = tw.WebGpuRuntime.native(kernels="gpu")
     rng = np.random.default_rng(3)
     try:
@@ -101,7 +104,7 @@ def test_every_transpose_tiling_of_transpose_tiled(tiles, rows, monkeypatch):
                 np.testing.assert_array_equal(got.download_sync(), np.transpose(x, perm))
     finally:
         rt.close()
-        copy.lower_copy.cache_clear()
+        tw.api.forget_programs()
 
 
 def test_copies_and_einsum(rt):

@@ -75,6 +75,7 @@ class GemmSpec:
     b_k_fast: bool  # tile loads follow B's rows (K) rather than its columns (N)
     vec_a: bool
     vec_b: bool
+    vec_c: bool  # 16-byte stores of C
     m: int
     n: int
     k: int
@@ -98,9 +99,11 @@ class GemmSpec:
                     or self.buffers not in (1, 2):
                 raise ValueError(f"tiles must be whole vectors, loaded by every invocation "
                                  f"alike: {self}")
-        if self.vec_a or self.vec_b:
+        if self.vec_a or self.vec_b or self.vec_c:
             if not self.tiled or self.scalar != "f32":
-                raise ValueError(f"vector loads are an f32 gemm_tiled variant: {self}")
+                raise ValueError(f"vector loads and stores are an f32 gemm_tiled variant: {self}")
+        if self.vec_c and self.m % 4:
+            raise ValueError(f"C's 16-byte stores need M a multiple of 4: {self}")
         if self.vec_a and not self.a.vec4_aligned(self.a_k_fast):
             raise ValueError(f"A's 16-byte loads would start unaligned: {self}")
         if self.vec_b and not self.b.vec4_aligned(not self.b_k_fast):
@@ -147,7 +150,7 @@ class GemmSpec:
             BUFFERS=self.buffers, LANES=self.lanes,
             A_K_FAST=str(self.a_k_fast).lower(), B_K_FAST=str(self.b_k_fast).lower(),
             VEC_A=str(self.vec_a).lower(), VEC_B=str(self.vec_b).lower(),
-            LOADS_A=self.bk * self.WG * self.tm // groups,
+            VEC_C=str(self.vec_c).lower(), LOADS_A=self.bk * self.WG * self.tm // groups,
             LOADS_B=self.bk * self.WG * self.tn // groups)
 
     def words(self, op: str) -> tuple[int, ...]:
@@ -216,23 +219,24 @@ def split_k_chunks(plan: DotGeneralPlan) -> tuple[int, int]:
 @dataclass(frozen=True)
 class Tiles:
     """gemm_tiled's shape: TM x TN scalars per invocation (tiles of 16*TM rows and 16*TN
-    columns), BK deep, single- or double-buffered."""
+    columns), BK deep, single- or double-buffered; with ``vec_c`` an f32 output whose M is a
+    multiple of 4 is written in 16-byte stores (an invocation's 4 consecutive rows of a
+    column at once) rather than one scalar per store."""
 
     tm: int
     tn: int
     bk: int
     buffers: int
+    vec_c: bool = False
 
     def workgroup_bytes(self, itemsize: int) -> int:
         return self.buffers * self.bk * 16 * (self.tm + self.tn) * itemsize
 
 
 # Preferred first; the first that fits the device's workgroup memory is used. "big": see
-# big_output. On an H200 (bench/gemm_sweep.py with kernel timestamps, both transports;
-# docs/performance.md) every candidate's kernels run alike (within 1% at f32 4096 and C32), so
-# the order prefers what asks least of workgroup memory for the rate: 128 x 128 x 8 single for
-# big f32 outputs (0.58 / 0.69 of cuBLAS through Dawn / wgpu-native), 64 x 64 x 16 for small
-# ones, C32 64 x 64 x 8.
+# big_output. On an H200 these give f32 4096 0.58 / 0.69 of cuBLAS through Dawn / wgpu-native
+# (kernels alone) and C32 0.66 / 0.62; how the other shapes and C's vector stores compare is
+# bench/gemm_sweep.py's to say (docs/performance.md: the recorded sweep timed one program).
 GPU_TILES: dict[tuple[str, bool], tuple[Tiles, ...]] = {
     ("f32", True): (Tiles(8, 8, 8, 1),),
     ("f32", False): (Tiles(4, 4, 16, 2), Tiles(4, 4, 16, 1)),
@@ -277,11 +281,12 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
         a_k_fast, b_k_fast = abs(a_access.col_stride) == 1, abs(b_access.row_stride) == 1
         vec_a = scalar == "f32" and a_access.vec4_aligned(a_k_fast)
         vec_b = scalar == "f32" and b_access.vec4_aligned(not b_k_fast)  # B's K axis is its rows
+        vec_c = tiles.vec_c and scalar == "f32" and plan.m % 4 == 0
     else:
         macs = plan.m * plan.n * plan.k * plan.batch
         tm, tn, bk, buffers = cpu_block(plan.m, macs), min(cpu_block(plan.n, macs), 8), 0, 0
-        a_k_fast = b_k_fast = vec_a = vec_b = False
-    return GemmSpec(scalar, tiled, tm, tn, bk, buffers, a_k_fast, b_k_fast, vec_a, vec_b,
+        a_k_fast = b_k_fast = vec_a = vec_b = vec_c = False
+    return GemmSpec(scalar, tiled, tm, tn, bk, buffers, a_k_fast, b_k_fast, vec_a, vec_b, vec_c,
                     plan.m, plan.n, k, batch, a_access, b_access, a_conj, b_conj,
                     plan.k, k_step if chunks > 1 else 0)
 
