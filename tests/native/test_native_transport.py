@@ -107,6 +107,34 @@ def test_every_transpose_tiling_of_transpose_tiled(tiles, rows, monkeypatch):
         tw.api.forget_programs()
 
 
+def test_a_changed_kernel_table_takes_effect_after_forget_programs(monkeypatch):
+    """A repeated call reuses its program (by call signature), so a changed table reaches it
+    only through forget_programs(): what every sweep relies on."""
+    from tenferro_web.lowering import gemm
+
+    def tiles_used() -> set[int]:
+        return {int(dict(o.key.constants)["TM"]) for program, *_ in tw.api._DOT_PROGRAMS.values()
+                for o in program.launches if o.key.name == "gemm_tiled"}
+
+    rt = tw.WebGpuRuntime.native(kernels="gpu")
+    try:
+        a = rt.upload(np.ones((256, 256), np.float32))
+        tw.api.forget_programs()
+        tw.dot_general(a, a, [1], [0])
+        assert tiles_used() == {4}  # a small output's 64 x 64 tiles
+        for big in (True, False):
+            monkeypatch.setitem(gemm.GPU_TILES, ("f32", big), (gemm.Tiles(8, 8, 8, 1),))
+        tw.dot_general(a, a, [1], [0])
+        assert tiles_used() == {4}  # the kept program
+        tw.api.forget_programs()
+        np.testing.assert_array_equal(tw.dot_general(a, a, [1], [0]).download_sync(),
+                                      np.full((256, 256), 256, np.float32))
+        assert tiles_used() == {8}
+    finally:
+        rt.close()
+        tw.api.forget_programs()
+
+
 def test_copies_and_einsum(rt):
     rng = np.random.default_rng(1)
     x = ints(rng, (40, 33, 3), np.float32)
