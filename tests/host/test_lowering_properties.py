@@ -388,7 +388,7 @@ def test_grouped_tiles_cover_every_batch_whatever_the_chunk(tiling, dtype):
     from tenferro_web.lowering import copy
 
     rng = np.random.default_rng(7)
-    spec = copy.GroupedTiling(*tiling)
+    spec = copy.Tiling(*tiling)
     for shape, perm in (((40, 3, 35), (2, 1, 0)), ((33, 7, 5, 34), (3, 1, 2, 0)),
                         ((2,) * 12 + (3,), (12, *range(11, -1, -1)))):
         strides = tuple(int(s) for s in np.cumprod((1, *shape[:-1])))
@@ -400,7 +400,7 @@ def test_grouped_tiles_cover_every_batch_whatever_the_chunk(tiling, dtype):
                                                   ("itemsize", "dims", "strides", "offset",
                                                    "a", "b")), spec), (0, 1))
         tiles_a, tiles_b, batches = launch.spec.tiles
-        assert launch.spec.groups == tiles_a * tiles_b * -(-batches // spec.batches)
+        assert launch.spec.groups == tiles_a * tiles_b * -(-batches // spec.tiles)
         flat = rng.integers(-1000, 1000, int(np.prod(shape))).astype(dtype.numpy)
         program = copy.Program(1, flat.nbytes, (), (launch,))
         out, trace = run_program(program, [flat], dtype.numpy)
@@ -417,7 +417,7 @@ def test_tiled_transposes_cover_every_tile_whatever_the_tiles_per_workgroup(tili
     from tenferro_web.lowering import copy
 
     rng = np.random.default_rng(8)
-    spec = copy.TransposeTiling(*tiling)
+    spec = copy.Tiling(*tiling)
     for d0, d1, batch, offset in ((32, 32, 1, 0), (33, 100, 2, 5), (70, 1000, 1, 0),
                                   (100, 64, 3, 1)):
         launch = Launch.of(OP, AdapterProfile(cpu=False),

@@ -88,7 +88,7 @@ def test_every_transpose_tiling_of_transpose_tiled(tiles, rows, monkeypatch):
     from tenferro_web.lowering import copy
 
     for itemsize in (4, 8):
-        monkeypatch.setitem(copy.TRANSPOSE_TILINGS, itemsize, copy.TransposeTiling(tiles, rows))
+        monkeypatch.setitem(copy.TRANSPOSE_TILINGS, itemsize, copy.Tiling(tiles, rows))
     tw.api.forget_programs()
     rt = tw.WebGpuRuntime.native(kernels="gpu")
     rng = np.random.default_rng(3)
@@ -97,10 +97,11 @@ def test_every_transpose_tiling_of_transpose_tiled(tiles, rows, monkeypatch):
             for shape, perm in (((70, 300), (1, 0)), ((33, 40, 3), (1, 0, 2)),
                                 ((64, 1000), (1, 0))):
                 x = ints(rng, shape, dtype)
-                got = tw.transpose(rt.upload(x), perm)
+                t = rt.upload(x)
+                got = tw.transpose(t, perm)
                 assert "transpose_tiled" in {o.key.name for o in copy.lower_copy(
-                    "transpose", rt.device.profile, rt.upload(x).layout.permuted(
-                        "transpose", perm), got.dtype).launches}
+                    "transpose", rt.device.profile, t.layout.permuted("transpose", perm),
+                    got.dtype).launches}
                 np.testing.assert_array_equal(got.download_sync(), np.transpose(x, perm))
     finally:
         rt.close()

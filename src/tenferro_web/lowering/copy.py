@@ -66,24 +66,26 @@ class StridedCopySpec:
 
 
 @dataclass(frozen=True)
-class TransposeTiling:
-    """How ``transpose_tiled`` spreads its tiles: ``tiles`` consecutive 32 x 32 tiles along j
-    per workgroup (the next one's loads issued before this one's stores), and a workgroup of
-    32 x ``rows`` invocations, each moving 32 / ``rows`` elements of a tile."""
+class Tiling:
+    """How a tile kernel spreads its 32 x 32 tiles: ``tiles`` per workgroup, moved one after
+    the other with the next one's loads issued before this one's stores (``transpose_tiled``:
+    consecutive tiles along j; ``permute_tiled``: one (A, B) tile at consecutive batch indices,
+    its tables of offsets built once for all of them), and a workgroup of 32 x ``rows``
+    invocations, each moving 32 / ``rows`` elements of a tile."""
 
     tiles: int
     rows: int
 
     def __post_init__(self) -> None:
         if not 1 <= self.tiles <= 32 or self.rows not in (1, 2, 4, 8, 16, 32):
-            raise ValueError(f"malformed transpose tiling {self}")
+            raise ValueError(f"malformed tiling {self}")
 
 
 # By element size. Fewer invocations per tile make CPU adapters pay for fewer barriers
 # (SwiftShader, 1024^2: 515 / 276 / 159 / 88 ms with rows 8 / 4 / 2 / 1; the strided gather
 # 42 ms); on the H200 every shape timed the same with one tile per workgroup (rows 8 / 4 / 2 / 1
 # swept). 64 invocations are a full wave everywhere. bench/copy_sweep.py times the candidates.
-TRANSPOSE_TILINGS = {4: TransposeTiling(tiles=1, rows=2), 8: TransposeTiling(tiles=1, rows=2)}
+TRANSPOSE_TILINGS = {4: Tiling(tiles=1, rows=2), 8: Tiling(tiles=1, rows=2)}
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class TiledTransposeSpec:
     d1: int
     batch: int
     offset: int
-    tiling: TransposeTiling
+    tiling: Tiling
 
     def __post_init__(self) -> None:
         if self.d0 < TILE or self.d1 < TILE or self.batch < 1 or self.offset < 0 \
@@ -128,20 +130,6 @@ class TiledTransposeSpec:
                 u32(op, "batch", self.batch))
 
 
-@dataclass(frozen=True)
-class GroupedTiling:
-    """How ``permute_tiled`` spreads its tiles: ``batches`` consecutive batch indices of one
-    (A, B) tile per workgroup (its tables of offsets built once for all of them), and a
-    workgroup of 32 x ``rows`` invocations."""
-
-    batches: int
-    rows: int
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.batches <= 32 or self.rows not in (1, 2, 4, 8, 16, 32):
-            raise ValueError(f"malformed grouped tiling {self}")
-
-
 # By element size. The setup (tables of offsets, each a loop of div/mod over the params, and
 # a barrier) is paid once per 4 tiles. Each invocation holds 32 / rows elements of this batch
 # and as many of the next (prefetched): 16 words at most, or the 8-byte kernel loses
@@ -149,14 +137,14 @@ class GroupedTiling:
 # 64^4 f32 (3,1,0,2) 0.051 / 0.047 (0.061); (256, 256, 1024) f32 (2,1,0) 0.214 / 0.367
 # (0.353); 2^24 f32 reversed 0.064 / 0.056 (0.141); 64^4 c32 0.103 / 0.077 (0.200);
 # (64, 4096, 64) c32 (2,1,0) 0.241 / 0.078 (0.284). 16 batches per workgroup: alike or slower.
-GROUPED_TILINGS = {4: GroupedTiling(batches=4, rows=2), 8: GroupedTiling(batches=4, rows=8)}
+GROUPED_TILINGS = {4: Tiling(tiles=4, rows=2), 8: Tiling(tiles=4, rows=8)}
 
 
 @dataclass(frozen=True)
 class GroupedTileSpec:
     """``permute_tiled``: 32 x 32 tiles over the groups of axes ``a`` (the source's fastest)
     and ``b`` (the destination's fastest), a workgroup per tile and chunk of
-    ``tiling.batches`` consecutive indices over the other axes; the destination is compact
+    ``tiling.tiles`` consecutive indices over the other axes; the destination is compact
     column-major over ``dims``."""
 
     itemsize: int
@@ -165,7 +153,7 @@ class GroupedTileSpec:
     offset: int
     a: tuple[int, ...]
     b: tuple[int, ...]
-    tiling: GroupedTiling
+    tiling: Tiling
 
     def __post_init__(self) -> None:
         if self.itemsize not in _ELEMENT_TYPE or not self.a or not self.b \
@@ -189,12 +177,12 @@ class GroupedTileSpec:
     def key(self) -> KernelKey:
         t = self.tiling
         return KernelKey.of("permute_tiled", ELEM=_ELEMENT_TYPE[self.itemsize], ROWS=t.rows,
-                            BATCHES=t.batches)
+                            BATCHES=t.tiles)
 
     @property
     def groups(self) -> int:
         tiles_a, tiles_b, batches = self.tiles
-        return tiles_a * tiles_b * -(-batches // self.tiling.batches)
+        return tiles_a * tiles_b * -(-batches // self.tiling.tiles)
 
     def words(self, op: str) -> tuple[int, ...]:
         low, high = view_extent(op, self.dims, self.strides, self.offset)
