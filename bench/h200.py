@@ -194,6 +194,8 @@ def main() -> int:
     mode.add_argument("--sweep", action="store_true",
                       help="the fuzz, gemm_tiled's tile candidates (bench/gemm_sweep.py) and the "
                            "copy kernels' tilings (bench/copy_sweep.py)")
+    parser.add_argument("--steps", help="only these steps, comma-separated (a run's step names "
+                                        "are its logs' names), so that a run fits one call")
     parser.add_argument("--icd", default=NVIDIA_ICD)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -251,7 +253,7 @@ def main() -> int:
                  "native-copies": native("copy_sweep", *gemm_args)}
     if args.workloads:
         return run_workloads(args, env, node, steps)
-    for step, cmd in steps.items():
+    for step, cmd in chosen(steps, args.steps).items():
         copies = step.endswith("copies")  # timed by timestamp queries
         code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED} if copies
                                 else env, args.out / f"{step}.log", timeout=420 if copies else 240)
@@ -278,6 +280,17 @@ def main() -> int:
     return 0
 
 
+def chosen(steps: dict, names: str | None) -> dict:
+    """The steps named in ``--steps`` (all without it); an unknown name is an error."""
+    if names is None:
+        return steps
+    wanted = names.split(",")
+    unknown = [name for name in wanted if name not in steps]
+    if unknown:
+        raise SystemExit(f"unknown steps {unknown}; this run has {list(steps)}")
+    return {name: cmd for name, cmd in steps.items() if name in wanted}
+
+
 PROFILED = "bij,bjk|chained|MPS|8192^2 f32 all|transpose 8192"
 # Dawn rounds timestamp queries to 2^16 ns unless told not to (a page cannot; a Node host can).
 UNQUANTIZED = "disable-dawn-features=timestamp_quantization"
@@ -301,7 +314,7 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
             "dawn-sums": steps["dawn-sums"]}
     report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv),
                     "versions": versions(args.bundle.resolve(), args.work, env), "rows": []}
-    for step, cmd in plan.items():
+    for step, cmd in chosen(plan, args.steps).items():
         code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED},
                                 args.out / f"{step}.log", timeout=420)
         if step.endswith("fuzz"):
