@@ -81,11 +81,13 @@ class Tiling:
             raise ValueError(f"malformed tiling {self}")
 
 
-# By element size. Fewer invocations per tile make CPU adapters pay for fewer barriers
-# (SwiftShader, 1024^2: 515 / 276 / 159 / 88 ms with rows 8 / 4 / 2 / 1; the strided gather
-# 42 ms); on the H200 every shape timed the same with one tile per workgroup (rows 8 / 4 / 2 / 1
-# swept). 64 invocations are a full wave everywhere. bench/copy_sweep.py times the candidates.
-TRANSPOSE_TILINGS = {4: Tiling(tiles=1, rows=2), 8: Tiling(tiles=1, rows=2)}
+# By element size. Several consecutive tiles per workgroup, the next one's loads in flight across
+# the barrier, and 32 x 8 invocations: bench/copy_sweep.py on an H100 (both lanes alike; kernel
+# ms, one tile of 32 x 2 before -> this): f32 8192^2 0.666 -> 0.443, 4096^2 0.164 -> 0.137,
+# (2^20, 64) 0.659 -> 0.439, (64, 2^20) 0.655 -> 0.566 (2 tiles of 32 x 2: 0.506), (100, 1044483)
+# 0.986 -> 0.884; c32 4096^2 0.310 -> 0.224 (4 tiles; 8 are 3% slower). On the H200 one tile
+# per workgroup timed alike at rows 8 / 4 / 2 / 1. CPU adapters get the strided gather.
+TRANSPOSE_TILINGS = {4: Tiling(tiles=8, rows=8), 8: Tiling(tiles=4, rows=8)}
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,10 @@ class TiledTransposeSpec:
 # 64^4 f32 (3,1,0,2) 0.051 / 0.047 (0.061); (256, 256, 1024) f32 (2,1,0) 0.214 / 0.367
 # (0.353); 2^24 f32 reversed 0.064 / 0.056 (0.141); 64^4 c32 0.103 / 0.077 (0.200);
 # (64, 4096, 64) c32 (2,1,0) 0.241 / 0.078 (0.284). 16 batches per workgroup: alike or slower.
-GROUPED_TILINGS = {4: Tiling(tiles=4, rows=2), 8: Tiling(tiles=4, rows=8)}
+# On an H100 (bench/copy_sweep.py, both lanes alike), 8 batches per workgroup for f32: 64^4
+# 0.197 -> 0.188, 2^24 reversed 0.248 -> 0.220, (256, 256, 1024) 0.630 -> 0.596 ms; rows 8 was
+# faster still there (0.152, 0.194, 0.549) but lost 1.7x on the H200's (256, 256, 1024) above.
+GROUPED_TILINGS = {4: Tiling(tiles=8, rows=2), 8: Tiling(tiles=4, rows=8)}
 
 
 @dataclass(frozen=True)

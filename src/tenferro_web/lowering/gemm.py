@@ -234,11 +234,14 @@ class Tiles:
 
 
 # Preferred first; the first that fits the device's workgroup memory is used. "big": see
-# big_output. On an H200 these give f32 4096 0.58 / 0.69 of cuBLAS through Dawn / wgpu-native
-# (kernels alone) and C32 0.66 / 0.62; how the other shapes and C's vector stores compare is
-# bench/gemm_sweep.py's to say (docs/performance.md: the recorded sweep timed one program).
+# big_output. bench/gemm_sweep.py on an H100, kernels alone as a share of cuBLAS, Dawn /
+# wgpu-native: big f32 8 x 8 with C in 16-byte stores 4096 0.559 / 0.690 (scalar stores 0.565 /
+# 0.682), batch 64 x 512 0.576 / 0.696 (0.515 / 0.670), batch 64 x 1024 with K 64 0.754 / 0.801
+# (0.480 / 0.635); 16 x 8 gave wgpu-native 0.739 at 4096 but Dawn 0.487. Small f32 (1024):
+# 4 x 4 BK 16 double-buffered 0.564 / 0.664, vector stores 0.546 / 0.685, 8 x 4 0.514 / 0.687.
+# C32 4096: 4 x 4 0.672 / 0.625, every other block slower in both lanes.
 GPU_TILES: dict[tuple[str, bool], tuple[Tiles, ...]] = {
-    ("f32", True): (Tiles(8, 8, 8, 1),),
+    ("f32", True): (Tiles(8, 8, 8, 1, vec_c=True),),
     ("f32", False): (Tiles(4, 4, 16, 2), Tiles(4, 4, 16, 1)),
     ("c32", True): (Tiles(4, 4, 8, 1),),
     ("c32", False): (Tiles(4, 4, 8, 1),),
