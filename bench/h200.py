@@ -224,12 +224,7 @@ def main() -> int:
     fuzz_args = ["--seed", str(FUZZ_SEED), "--count", str(args.fuzz)]
     report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv),
                     "versions": versions(args.bundle.resolve(), args.work, env)}
-    try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                              "--format=csv,noheader"], capture_output=True, text=True)
-        report["nvidia_smi"] = smi.stdout.strip()
-    except FileNotFoundError:
-        report["nvidia_smi"] = None
+    report["nvidia_smi"] = nvidia_smi()
     steps = {
         "dawn-fuzz": node + ["--module", str(ROOT / "tests/fuzz/kernel_fuzz.py"), "--module",
                              str(ROOT / "tools/fuzz.py"), "fuzz:main", *fuzz_args],
@@ -280,6 +275,16 @@ def main() -> int:
     return 0
 
 
+def nvidia_smi() -> str | None:
+    """The GPU's name and driver, as nvidia-smi gives them (the lent machine's card varies)."""
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True)
+    except FileNotFoundError:
+        return None
+    return smi.stdout.strip()
+
+
 def chosen(steps: dict, names: str | None) -> dict:
     """The steps named in ``--steps`` (all without it); an unknown name is an error."""
     if names is None:
@@ -313,7 +318,8 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
                                "--profile", "--only", PROFILED],
             "dawn-sums": steps["dawn-sums"]}
     report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv),
-                    "versions": versions(args.bundle.resolve(), args.work, env), "rows": []}
+                    "versions": versions(args.bundle.resolve(), args.work, env),
+                    "nvidia_smi": nvidia_smi(), "rows": []}
     for step, cmd in chosen(plan, args.steps).items():
         code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED},
                                 args.out / f"{step}.log", timeout=420)
