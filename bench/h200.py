@@ -223,8 +223,8 @@ def main() -> int:
 
     fuzz_args = ["--seed", str(FUZZ_SEED), "--count", str(args.fuzz)]
     report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv),
-                    "versions": versions(args.bundle.resolve(), args.work, env)}
-    report["nvidia_smi"] = nvidia_smi()
+                    "versions": versions(args.bundle.resolve(), args.work, env),
+                    "nvidia_smi": nvidia_smi()}
     steps = {
         "dawn-fuzz": node + ["--module", str(ROOT / "tests/fuzz/kernel_fuzz.py"), "--module",
                              str(ROOT / "tools/fuzz.py"), "fuzz:main", *fuzz_args],
