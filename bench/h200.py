@@ -53,7 +53,9 @@ from gemm_cases import (  # noqa: E402
 
 NVIDIA_ICD = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"
 FUZZ_SEED = 20261205
-
+# gemm_batch_tiled's f32 tiles (TM x TN x BK) swept on the batch-first workloads
+BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
+               "8x8x8,8x8x4,8x4x8,4x8x8,16x8x4,8x16x4"]
 
 
 def unpack(bundle: Path, work: Path) -> dict[str, str]:
@@ -245,11 +247,16 @@ def main() -> int:
                  "native-families": native("families"),
                  "dawn-copies": node + ["--module", str(ROOT / "bench/copy_sweep.py"),
                                         "copy_sweep:main", *gemm_args],
-                 "native-copies": native("copy_sweep", *gemm_args)}
+                 "native-copies": native("copy_sweep", *gemm_args),
+                 # gemm_batch_tiled's tiles on the batch-first workloads
+                 "dawn-batch": node + ["--module", str(ROOT / "bench/workloads.py"),
+                                       "workloads:main", *BATCH_SWEEP],
+                 "native-batch": native("workloads", *BATCH_SWEEP),
+                 "torch-batch": native("workloads", *BATCH_SWEEP[:4], "--lane", "torch")}
     if args.workloads:
         return run_workloads(args, env, node, steps)
     for step, cmd in chosen(steps, args.steps).items():
-        copies = step.endswith("copies")  # timed by timestamp queries
+        copies = step.endswith(("copies", "batch"))  # timed by timestamp queries
         code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED} if copies
                                 else env, args.out / f"{step}.log", timeout=420 if copies else 240)
         if step.endswith("fuzz"):

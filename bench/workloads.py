@@ -298,6 +298,27 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print,
     return rows
 
 
+async def sweep_batch_tiles(rt, lane: str, cases: list[Workload], tiles: list[str],
+                            log=print) -> list[dict]:
+    """The cases once per candidate of gemm_batch_tiled's f32 tile; rows name theirs."""
+    import tenferro_web as tw
+    from tenferro_web.lowering import gemm
+
+    chosen = gemm.BATCH_TILES["f32"], gemm.BATCH_BK
+    rows = []
+    try:
+        for text in tiles:
+            tm, tn, bk = map(int, text.split("x"))
+            gemm.BATCH_TILES["f32"], gemm.BATCH_BK = (tm, tn), (bk,)
+            tw.api.forget_programs()
+            log(f"gemm_batch_tiled f32 tile {text}")
+            rows.extend({**r, "batch_tile": text} for r in await run_ours(rt, lane, cases, log))
+    finally:
+        gemm.BATCH_TILES["f32"], gemm.BATCH_BK = chosen
+        tw.api.forget_programs()
+    return rows
+
+
 async def run_torch(cases: list[Workload], log=print) -> list[dict]:
     import torch
 
@@ -333,6 +354,9 @@ async def main(argv: list[str]) -> int:
                         help="cases whose name contains one of these ('|' between)")
     parser.add_argument("--profile", action="store_true",
                         help="also profile one trial of each case on the host (cProfile)")
+    parser.add_argument("--batch-tiles", default="",
+                        help="gemm_batch_tiled's f32 tiles to try in turn, TMxTNxBK (',' "
+                             "between): each runs the cases with that tile alone")
     args = parser.parse_args(argv)
     only = args.only.split("|")
     cases = [c for c in workloads(args.size) if any(o in c.name for o in only)]
@@ -352,7 +376,10 @@ async def main(argv: list[str]) -> int:
             rt, lane = tw.WebGpuRuntime.native(kernels=args.kernels), "native"
         log(f"{lane}: {rt.adapter.vendor} {rt.adapter.description}, kernels "
             f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
-        rows = await run_ours(rt, lane, cases, log, args.profile)
+        if args.batch_tiles:
+            rows = await sweep_batch_tiles(rt, lane, cases, args.batch_tiles.split(","), log)
+        else:
+            rows = await run_ours(rt, lane, cases, log, args.profile)
     print("RESULT " + json.dumps({**result, "rows": rows}), flush=True)
     return 0
 

@@ -36,6 +36,8 @@ KINDS = ("dot",) * 12 + ("transpose",) * 4 + ("compact",) * 2 + ("einsum",) * 3 
 # Sum lengths around the reduction kernels' edges: sum_rows' short sums (32), a tree's chunk
 # (4096) and the 16-byte loads' lanes (odd lengths and offsets leave partial vectors).
 SUM_EXTENTS = (1, 3, 4, 7, 31, 32, 33, 64, 255, 1000, 4095, 4096, 4097, 9001, 70_001)
+# Batches around the batch-first GEMM's edges: below its minimum (8), partial and whole warps.
+BATCH_EXTENTS = (1, 2, 3, 5, 8, 9, 31, 32, 33, 70)
 LETTERS = "abcdefghij"
 # The lane a reproducer names: Pyodide runs the browser transport (Chromium, or Node + Dawn).
 LANE = "dawn" if sys.platform == "emscripten" else "native"
@@ -300,14 +302,16 @@ def sum_case(rng: np.random.Generator):
 
 def product_case(rng: np.random.Generator):
     """One batched product written numpy's way, its output labels in any order (batch-first
-    too, so the product's result is permuted after the GEMM). Rows, columns and contractions
-    around the tiles' edges; free and batch groups of one or two labels."""
+    too: the batch-first GEMM, or the product's result permuted after the GEMM). Rows, columns
+    and contractions around the tiles' edges; free and batch groups of one or two labels, the
+    first batch label around the batch-first GEMM's edges."""
     dtype = np.dtype(rng.choice(["float32", "complex64"]))
     groups = {"m": "ab"[:int(rng.integers(1, 3))], "n": "cd"[:int(rng.integers(1, 3))],
               "k": "e", "b": "fg"[:int(rng.integers(1, 3))]}
     sizes = {lab: int(rng.choice(TILE_EDGES)) for lab in "".join(groups.values())}
-    for lab in (*groups["m"][1:], *groups["n"][1:], *groups["b"]):
+    for lab in (*groups["m"][1:], *groups["n"][1:], *groups["b"][1:]):
         sizes[lab] = int(rng.choice([1, 2, 3, 5]))
+    sizes[groups["b"][0]] = int(rng.choice(BATCH_EXTENTS))
     while np.prod(list(sizes.values()), dtype=np.int64) > 2_000_000:  # small on SwiftShader
         biggest = max(sizes, key=sizes.__getitem__)
         sizes[biggest] = int(rng.choice([3, 7, 33]))

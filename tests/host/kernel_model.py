@@ -79,6 +79,33 @@ def _gemm(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
     trace.gemm_jobs.append(ranges)
 
 
+def _gemm_batch_tiled(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
+    """c[bi + B*m + B*M*n]: NB batch entries per workgroup over 8*TM x 4*TN output tiles."""
+    p = gemm_params(launch.words)
+    const = {k: int(v) for k, v in launch.key.constants if k != "SCALAR"}
+    a_buf, b_buf, c_buf = (bufs[s] for s in launch.buffers)
+    m, n, k, batch = p["m"], p["n"], p["k"], p["batch"]
+    nb, bm, bn, bk = const["NB"], 8 * const["TM"], 4 * const["TN"], const["BK"]
+    threads = 32 * nb
+    assert const["LOADS_A"] * threads == bk * nb * bm, "A's tile loads miss elements"
+    assert const["LOADS_B"] * threads == bk * nb * bn, "B's tile loads miss elements"
+    assert const["STORES"] * threads == 4 * bm * nb, "the stage's stores miss elements"
+    assert p["tiles_m"] * bm >= m and p["tiles_n"] * bn >= n, "tiles miss the output"
+    x, y, _ = launch.grid
+    assert x * y >= -(-batch // nb) * p["tiles_m"] * p["tiles_n"], "grid misses workgroups"
+    assert abs(p["a_bs"]) <= 1 and abs(p["b_bs"]) <= 1, "the batch is not consecutive"
+    rows, cols, ks = np.arange(m)[:, None], np.arange(n)[None, :], np.arange(k)
+    wide = np.complex128 if np.iscomplexobj(a_buf) else np.float64
+    for bi in range(batch):
+        a = a_buf[p["a_off"] + bi * p["a_bs"] + rows * p["a_rs"] + ks[None, :] * p["a_cs"]]
+        b = b_buf[p["b_off"] + bi * p["b_bs"] + ks[:, None] * p["b_rs"] + cols * p["b_cs"]]
+        if np.iscomplexobj(a_buf):
+            a = a.real + 1j * a.imag * p["a_sign"]
+            b = b.real + 1j * b.imag * p["b_sign"]
+        c_buf[bi + batch * (rows + m * cols)] = a.astype(wide) @ b
+    trace.gemm_jobs.append([(0, k)] * batch)
+
+
 def _strided_copy(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
     w = launch.words
     size, rank, offset = w[0], w[1], signed(w[2])
@@ -200,9 +227,9 @@ def _sum(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
     trace.sum_chunks.append(ranges)
 
 
-KERNELS = {"gemm_tiled": _gemm, "gemm_blocked": _gemm, "copy_strided": _strided_copy,
-           "copy_strided_bytes": _strided_copy, "transpose_tiled": _tiled_transpose,
-           "permute_tiled": _grouped_tiles,
+KERNELS = {"gemm_tiled": _gemm, "gemm_blocked": _gemm, "gemm_batch_tiled": _gemm_batch_tiled,
+           "copy_strided": _strided_copy, "copy_strided_bytes": _strided_copy,
+           "transpose_tiled": _tiled_transpose, "permute_tiled": _grouped_tiles,
            "reduce_chunks": _reduce, "sum_rows": _sum, "sum_tree": _sum}
 
 

@@ -94,10 +94,32 @@ def test_transposed_inputs_fold_into_dimension_numbers():
     assert kinds(p) == ["DotStep"] and p.steps[0].packs == 0
 
 
-def test_batch_first_output_needs_one_transpose():
+def test_a_small_batch_first_output_needs_one_transpose():
     p = plan("bij,bjk->bik", (5, 2, 3), (5, 3, 4))
     assert kinds(p) == ["DotStep", "TransposeStep"]
-    assert p.steps[1].perm == (2, 0, 1)
+    assert p.steps[1].perm == (2, 0, 1) and not p.steps[0].batch_first
+
+
+@pytest.mark.parametrize("subscripts, shapes", [
+    ("bij,bjk->bik", ((8, 2, 3), (8, 3, 4))),
+    ("bhqd,bhkd->bhqk", ((2, 4, 5, 3), (2, 4, 6, 3))),
+    ("bhqk,bhkd->bhqd", ((2, 4, 5, 6), (2, 4, 6, 3))),
+])
+def test_a_batch_of_eight_or_more_comes_first_without_copies(subscripts, shapes):
+    p = plan(subscripts, *shapes)
+    assert kinds(p) == ["DotStep"]
+    step = p.steps[0]
+    assert step.batch_first and step.packs == 0
+    assert step.labels == tuple(subscripts.split("->")[1])
+
+
+def test_batch_first_only_where_it_saves_copies():
+    # batch last in memory and in the output: the tiled GEMM's layout, nothing to save
+    assert not plan("ijb,jkb->ikb", (2, 3, 8), (3, 4, 8)).steps[0].batch_first
+    # batch last in the operands, first in the output: one copy either way; ties keep the batch
+    # last
+    p = plan("ijb,jkb->bik", (2, 3, 8), (3, 4, 8))
+    assert not p.steps[0].batch_first and kinds(p) == ["DotStep", "TransposeStep"]
 
 
 def test_batch_last_output_needs_none():

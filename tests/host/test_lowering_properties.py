@@ -21,7 +21,7 @@ import tenferro_web as tw
 from tenferro_web.dtypes import DType
 from tenferro_web.layout import ViewLayout, validate_view
 from tenferro_web.lowering.copy import lower_copy
-from tenferro_web.lowering.gemm import GemmSpec, OperandAccess, lower_dot_general
+from tenferro_web.lowering.gemm import BatchTiledSpec, GemmSpec, OperandAccess, lower_dot_general
 from tenferro_web.lowering.profile import BINDING_ALIGN, AdapterProfile
 from tenferro_web.lowering.program import Launch
 from tenferro_web.lowering.reduce import lower_sum
@@ -78,6 +78,8 @@ REGIMES = {
               st.just(1)),
     "split": (st.sampled_from([1, 2, 3, 8, 64]), st.sampled_from([8191, 8192, 8196, 9004, 12289]),
               st.just(1)),
+    # batches that fill lanes (the batch-first GEMM): whole and partial warps of entries
+    "batch": (st.integers(1, 19), st.integers(1, 5), st.sampled_from([8, 31, 32, 33, 70])),
 }
 
 
@@ -91,6 +93,9 @@ def dot_problems(draw):
         rf = draw(st.lists(free_e, max_size=2))
         ks = draw(st.lists(k_e, max_size=2))
         bs = draw(st.lists(b_e, max_size=1))
+    elif regime == "batch":
+        lf, rf, ks = [draw(free_e)], draw(st.lists(free_e, max_size=1)), [draw(k_e)]
+        bs = [draw(b_e)] + draw(st.lists(st.integers(1, 2), max_size=1))
     elif regime == "tiles":
         lf, rf, ks, bs = [draw(free_e)], [draw(free_e)], [draw(k_e)], []
     else:
@@ -145,28 +150,36 @@ def check_words_and_grids(program, profile: AdapterProfile) -> None:
                 itemsize = 8 if dict(o.key.constants)["SCALAR"] == "c32" else 4
                 size = c["BUFFERS"] * c["BK"] * 16 * (c["TM"] + c["TN"]) * itemsize
                 assert size <= profile.max_workgroup_bytes, o
+            if o.key.name == "gemm_batch_tiled":
+                assert 16 * int(dict(o.key.constants)["SHARED"]) <= profile.max_workgroup_bytes
 
 
 @SETTINGS
-@given(problem=dot_problems(), profile=PROFILES, seed=st.integers(0, 2**16))
-def test_dot_general_programs_compute_numpys_result(problem, profile, seed):
+@given(problem=dot_problems(), profile=PROFILES, seed=st.integers(0, 2**16),
+       batch_first=st.booleans())
+def test_dot_general_programs_compute_numpys_result(problem, profile, seed, batch_first):
     dtype, (lview, lback), (rview, rback), cfg, conj = problem
     rng = np.random.default_rng(seed)
     lflat, rflat = small_ints(rng, lback, dtype), small_ints(rng, rback, dtype)
-    plan = plan_dot_general(dtype, lview, dtype, rview, cfg)
+    plan = plan_dot_general(dtype, lview, dtype, rview, cfg, batch_first)
     program = lowered(lower_dot_general, OP, profile, plan, lview, rview, *conj)
     if program is None:
         return
     check_words_and_grids(program, profile)
     out, trace = run_program(program, [lflat, rflat], dtype.numpy)
     want = reference(gather(lflat, lview), gather(rflat, rview), cfg, conj)
+    if batch_first:
+        nbatch = len(cfg.lhs_batch)
+        want = np.moveaxis(want, range(want.ndim - nbatch, want.ndim), range(nbatch))
+    assert want.shape == plan.out_shape
     np.testing.assert_array_equal(out[: plan.out_size], want.reshape(-1, order="F"))
     # Every 16-byte load starts at an element index that is a multiple of 4.
     assert all(index % 4 == 0 for _, index in trace.vec4_starts), trace.vec4_starts[:8]
     # Every GEMM's jobs cover its contraction exactly once (split-K: chunks of K in order).
-    for spec, jobs in zip([o.spec for o in program.ops if isinstance(o.spec, GemmSpec)],
-                          trace.gemm_jobs):
-        if spec.k_step:
+    gemms = [o.spec for o in program.launches if isinstance(o.spec, GemmSpec | BatchTiledSpec)]
+    assert len(gemms) == len(trace.gemm_jobs) == 1
+    for spec, jobs in zip(gemms, trace.gemm_jobs):
+        if isinstance(spec, GemmSpec) and spec.k_step:
             assert jobs[0][0] == 0 and jobs[-1][1] == plan.k
             assert all(a[1] == b[0] and b[1] > b[0] for a, b in zip(jobs, jobs[1:])), jobs
         else:

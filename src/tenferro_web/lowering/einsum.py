@@ -26,7 +26,8 @@ def lower_einsum(profile: AdapterProfile, plan: EinsumPlan) -> tuple[Program | N
             programs.append(lower_sum(OP, profile, dg, src, step.ones))
         elif isinstance(step, DotStep):
             lhs, rhs = plan.layouts[step.lhs], plan.layouts[step.rhs]
-            dg = plan_dot_general(plan.dtype, lhs, plan.dtype, rhs, step.config)
+            dg = plan_dot_general(plan.dtype, lhs, plan.dtype, rhs, step.config,
+                                  step.batch_first)
             programs.append(lower_dot_general(OP, profile, dg, lhs, rhs))
         else:
             layout = plan.layouts[step.src]

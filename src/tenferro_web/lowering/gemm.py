@@ -7,7 +7,9 @@ to exist when a vector load would start at an address that is not 16-byte aligne
 
 Kernel families (measured; docs/kernels.md): CPU adapters get ``gemm_blocked`` (register blocks,
 no barriers). GPUs get ``gemm_tiled`` (workgroup-memory tiles plus register blocks) when the
-output is at least 64 x 64, and ``gemm_blocked`` for thin outputs.
+output is at least 64 x 64, and ``gemm_blocked`` for thin outputs. A batch-first plan (einsum's
+numpy-style batches) runs ``gemm_batch_tiled`` on GPUs; CPU adapters run ``gemm_blocked`` on the
+operands in place, then a copy puts the batch first.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import functools
 from dataclasses import dataclass
 
 from ..dtypes import DType
-from ..layout import ViewLayout
+from ..layout import ViewLayout, dense_layout
 from ..planning.copy_plan import plan_copy
 from ..planning.dot_general_plan import DotGeneralPlan, OperandBinding
 from .copy import WG_1D, copy_ops
@@ -154,18 +156,93 @@ class GemmSpec:
             LOADS_B=self.bk * self.WG * self.tn // groups)
 
     def words(self, op: str) -> tuple[int, ...]:
-        """The params layout of gemm_common.wgsl."""
         tiles_m, tiles_n = self.tiles
         u32(op, "last chunk start", (self.batch - 1) * self.k_step)
-        return (u32(op, "M", self.m), u32(op, "N", self.n), u32(op, "K", self.k),
-                u32(op, "batch", self.batch), u32(op, "tiles_m", tiles_m),
-                u32(op, "tiles_n", tiles_n),
-                i32(op, "a offset", self.a.offset), i32(op, "a row stride", self.a.row_stride),
-                i32(op, "a column stride", self.a.col_stride), i32(op, "a step", self.a.step),
-                i32(op, "b offset", self.b.offset), i32(op, "b row stride", self.b.row_stride),
-                i32(op, "b column stride", self.b.col_stride), i32(op, "b step", self.b.step),
-                sign_bits(self.a_conj), sign_bits(self.b_conj),
-                u32(op, "K total", self.k_total), u32(op, "K step", self.k_step))
+        return gemm_words(op, self.m, self.n, self.k, self.batch, tiles_m, tiles_n, self.a,
+                          self.b, self.a_conj, self.b_conj, self.k_total, self.k_step)
+
+
+def gemm_words(op: str, m: int, n: int, k: int, batch: int, tiles_m: int, tiles_n: int,
+               a: OperandAccess, b: OperandAccess, a_conj: bool, b_conj: bool, k_total: int,
+               k_step: int) -> tuple[int, ...]:
+    """The params layout of gemm_common.wgsl, range-checked."""
+    return (u32(op, "M", m), u32(op, "N", n), u32(op, "K", k), u32(op, "batch", batch),
+            u32(op, "tiles_m", tiles_m), u32(op, "tiles_n", tiles_n),
+            i32(op, "a offset", a.offset), i32(op, "a row stride", a.row_stride),
+            i32(op, "a column stride", a.col_stride), i32(op, "a step", a.step),
+            i32(op, "b offset", b.offset), i32(op, "b row stride", b.row_stride),
+            i32(op, "b column stride", b.col_stride), i32(op, "b step", b.step),
+            sign_bits(a_conj), sign_bits(b_conj), u32(op, "K total", k_total),
+            u32(op, "K step", k_step))
+
+
+@dataclass(frozen=True)
+class BatchTiledSpec:
+    """One launch of ``gemm_batch_tiled``: ``c[bi + B*m + B*M*n] = sum_k A(m, k, bi) *
+    B(k, n, bi)`` (a batch-first dot_general on a GPU). A workgroup is one warp of 32 per batch
+    entry, ``NB`` entries, over an output tile of ``8*tm x 4*tn``, ``bk`` deep."""
+
+    scalar: str
+    tm: int
+    tn: int
+    bk: int
+    m: int
+    n: int
+    k: int
+    batch: int
+    a: OperandAccess
+    b: OperandAccess
+    a_conj: bool
+    b_conj: bool
+
+    NB = 8  # batch entries per workgroup: 8 f32 fill a 32-byte sector
+
+    def __post_init__(self) -> None:
+        lanes = self.lanes
+        if self.tm % lanes or self.tn % lanes or (self.bk * self.tm) % 4 \
+                or (self.bk * self.tn) % 8:
+            raise ValueError(f"tiles must be whole vectors, loaded by every invocation "
+                             f"alike: {self}")
+        if abs(self.a.step) > 1 or abs(self.b.step) > 1:
+            raise ValueError(f"the batch must be consecutive or broadcast: {self}")
+        if min(self.m, self.n, self.k, self.batch) < 1:
+            raise ValueError(f"empty GEMMs are not launched: {self}")
+
+    @property
+    def lanes(self) -> int:
+        return 4 if self.scalar == "f32" else 2
+
+    @property
+    def tiles(self) -> tuple[int, int]:
+        return -(-self.m // (8 * self.tm)), -(-self.n // (4 * self.tn))
+
+    @property
+    def groups(self) -> int:
+        tiles_m, tiles_n = self.tiles
+        return -(-self.batch // self.NB) * tiles_m * tiles_n
+
+    @property
+    def shared_vectors(self) -> int:
+        """16-byte vectors of workgroup memory: the A and B tiles (rows padded by one vector),
+        or the output stage (4 column groups of 8*tm rows x NB entries, padded)."""
+        bm, bn, lanes = 8 * self.tm, 4 * self.tn, self.lanes
+        tiles = self.bk * self.NB * (bm // lanes + 1 + bn // lanes + 1)
+        stage = -(-4 * (bm * (self.NB + 1) + 1) // lanes)
+        return max(tiles, stage)
+
+    @property
+    def key(self) -> KernelKey:
+        return KernelKey.of("gemm_batch_tiled", SCALAR=self.scalar, TM=self.tm, TN=self.tn,
+                            BK=self.bk, NB=self.NB, LANES=self.lanes,
+                            SHARED=self.shared_vectors, LOADS_A=self.bk * self.tm // 4,
+                            LOADS_B=self.bk * self.tn // 8, STORES=self.tm)
+
+    def words(self, op: str) -> tuple[int, ...]:
+        tiles_m, tiles_n = self.tiles
+        u32(op, "workgroups", self.groups)
+        u32(op, "output elements", self.batch * self.m * self.n - 1)
+        return gemm_words(op, self.m, self.n, self.k, self.batch, tiles_m, tiles_n, self.a,
+                          self.b, self.a_conj, self.b_conj, self.k, 0)
 
 
 @dataclass(frozen=True)
@@ -294,6 +371,27 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
                     plan.k, k_step if chunks > 1 else 0)
 
 
+# gemm_batch_tiled's (TM, TN) per scalar; BK is the deepest of BATCH_BK that fits the
+# device's workgroup memory.
+BATCH_TILES = {"f32": (8, 8), "c32": (4, 4)}
+BATCH_BK = (8, 4)
+
+
+def batch_tiled_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = False,
+                     b_conj: bool = False) -> BatchTiledSpec:
+    """The launch of a batch-first dot_general on a GPU, reading each operand as its plan
+    binds it."""
+    a, b = plan.lhs, plan.rhs
+    scalar = "c32" if plan.dtype is DType.C32 else "f32"
+    tm, tn = BATCH_TILES[scalar]
+    specs = [BatchTiledSpec(scalar, tm, tn, bk, plan.m, plan.n, plan.k, plan.batch,
+                            OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride),
+                            OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride),
+                            a_conj, b_conj) for bk in BATCH_BK]
+    return next((s for s in specs if 16 * s.shared_vectors <= profile.max_workgroup_bytes),
+                specs[-1])
+
+
 # Slots of a dot_general program.
 LHS, RHS, OUT = 0, 1, 2
 
@@ -316,7 +414,22 @@ def lower_dot_general(op: str, profile: AdapterProfile, plan: DotGeneralPlan,
     ops: list[Operation] = []
     slots = tuple(operand_slot(op, profile, binding, layout, itemsize, slot, temps, ops)
                   for slot, binding, layout in ((LHS, plan.lhs, lhs), (RHS, plan.rhs, rhs)))
+    # (A batch of one is the same either way: the batch-last path.)
+    if plan.batch_first and plan.batch > 1 and not profile.cpu:
+        ops.append(Launch.of(op, profile, batch_tiled_spec(profile, plan, lhs_conj, rhs_conj),
+                             (*slots, OUT)))
+        return Program(2, output_bytes, tuple(temps), tuple(ops))
     spec = gemm_spec(profile, plan, lhs_conj, rhs_conj)
+    if plan.batch_first and plan.batch > 1:
+        # CPU adapters: the barrier-free GEMM reads the operands in place into [M, N, B], and
+        # a copy puts the batch first.
+        temps.append(output_bytes)
+        product = OUT + len(temps)
+        ops.append(Launch.of(op, profile, spec, (*slots, product)))
+        batch_last = dense_layout((plan.m, plan.n, plan.batch))
+        copy = plan_copy(batch_last.permuted(op, (2, 0, 1)), op)
+        ops.extend(copy_ops(op, profile, copy, itemsize, product, OUT))
+        return Program(2, output_bytes, tuple(temps), tuple(ops))
     launch_into_output(op, profile, spec, slots, plan.out_size, spec.batch if spec.k_step else 1,
                        spec.scalar, itemsize, temps, ops)
     return Program(2, output_bytes, tuple(temps), tuple(ops))

@@ -11,6 +11,11 @@ neighbouring rows and columns then lie a batch apart, every load of the GEMM tou
 memory sector, and a copy at bandwidth costs less. Otherwise, and then, it is packed on the GPU by
 the shared copy planner into a dense ``[M, K, B]`` (lhs) or ``[K, N, B]`` (rhs) tensor first.
 Never a CPU fallback.
+
+Einsum may ask for the **batch-first** layout instead (``batch_first=True``): the output is
+``[batch..., lhs_free..., rhs_free...]``, ``out[b + B*m + B*M*n]``, computed by a GEMM whose lanes
+run along the batch. There an operand is bound in place when its batch is consecutive (stride 1)
+or broadcast (stride 0), and packed batch-first (``[B, M, K]``, ``[B, K, N]``) otherwise.
 """
 
 from __future__ import annotations
@@ -112,6 +117,7 @@ class DotGeneralPlan:
     rhs: OperandBinding
     lhs_free: tuple[int, ...]
     rhs_free: tuple[int, ...]
+    batch_first: bool = False
 
     @property
     def out_size(self) -> int:
@@ -198,19 +204,23 @@ def group_stride(shape: tuple[int, ...], strides: tuple[int, ...],
 
 
 def bind_operand(view: ViewLayout, rows: Sequence[int], cols: Sequence[int],
-                 batch: Sequence[int]) -> OperandBinding:
+                 batch: Sequence[int], batch_first: bool = False) -> OperandBinding:
     row, col, bat = (group_stride(view.shape, view.strides, g) for g in (rows, cols, batch))
     nrows = checked_product(OP, [view.shape[a] for a in rows])
     ncols = checked_product(OP, [view.shape[a] for a in cols])
-    batch_consecutive = bat == 1 and nrows * ncols > 1
-    if row is not None and col is not None and bat is not None and not batch_consecutive:
-        return OperandBinding(view.offset, row, col, bat)
+    if row is not None and col is not None and bat is not None:
+        # Batch-first lanes want the batch consecutive (or broadcast); batch-last GEMMs refuse it.
+        if bat in (0, 1) if batch_first else not (bat == 1 and nrows * ncols > 1):
+            return OperandBinding(view.offset, row, col, bat)
+    if batch_first:
+        nbatch = checked_product(OP, [view.shape[a] for a in batch])
+        return OperandBinding(0, nbatch, nbatch * nrows, 1, pack_perm=(*batch, *rows, *cols))
     return OperandBinding(0, 1, nrows, nrows * ncols, pack_perm=(*rows, *cols, *batch))
 
 
 @functools.lru_cache(maxsize=4096)
 def plan_dot_general(lhs_dtype: DType, lhs: ViewLayout, rhs_dtype: DType, rhs: ViewLayout,
-                     cfg: DotGeneralConfig) -> DotGeneralPlan:
+                     cfg: DotGeneralConfig, batch_first: bool = False) -> DotGeneralPlan:
     dtype = check_gemm_dtypes(lhs_dtype, rhs_dtype)
     validate_config(lhs.rank, rhs.rank, cfg)
     for lc, rc in zip(cfg.lhs_contracting, cfg.rhs_contracting):
@@ -235,11 +245,11 @@ def plan_dot_general(lhs_dtype: DType, lhs: ViewLayout, rhs_dtype: DType, rhs: V
     k = checked_product(OP, [lhs.shape[a] for a in cfg.lhs_contracting])
     b = checked_product(OP, [lhs.shape[a] for a in cfg.lhs_batch])
     checked_product(OP, [m, n, b])
-    out_shape = (tuple(lhs.shape[a] for a in lhs_free) + tuple(rhs.shape[a] for a in rhs_free)
-                 + tuple(lhs.shape[a] for a in cfg.lhs_batch))
+    free = tuple(lhs.shape[a] for a in lhs_free) + tuple(rhs.shape[a] for a in rhs_free)
+    batch = tuple(lhs.shape[a] for a in cfg.lhs_batch)
     return DotGeneralPlan(
-        dtype=dtype, out_shape=out_shape, m=m, n=n, k=k, batch=b,
-        lhs=bind_operand(lhs, lhs_free, cfg.lhs_contracting, cfg.lhs_batch),
-        rhs=bind_operand(rhs, cfg.rhs_contracting, rhs_free, cfg.rhs_batch),
-        lhs_free=lhs_free, rhs_free=rhs_free,
+        dtype=dtype, out_shape=batch + free if batch_first else free + batch, m=m, n=n, k=k,
+        batch=b, lhs=bind_operand(lhs, lhs_free, cfg.lhs_contracting, cfg.lhs_batch, batch_first),
+        rhs=bind_operand(rhs, cfg.rhs_contracting, rhs_free, cfg.rhs_batch, batch_first),
+        lhs_free=lhs_free, rhs_free=rhs_free, batch_first=batch_first,
     )

@@ -9,7 +9,8 @@
 3. one dot_general per pair of the contraction path (operand order, contracting and batch
    orders chosen so that operands bind in place and the last step yields the requested output
    order when dot_general's ``[lhs_free, rhs_free, batch]`` layout allows); outer products
-   (K = 1) and Hadamard products (batch only) included;
+   (K = 1) and Hadamard products (batch only) included; a batch of at least BATCH_FIRST_MIN
+   may come first in the result where that saves copies (numpy's batch-first labels);
 4. at most one transpose, or a copy when no step computed the result.
 """
 
@@ -60,6 +61,7 @@ class DotStep:
     labels: tuple[str, ...]
     flops: int
     packs: int  # operands the GPU must copy first (0 when both bind in place)
+    batch_first: bool = False  # the result is [batch, lhs_free, rhs_free] (plan_dot_general)
 
 
 @dataclass(frozen=True)
@@ -255,14 +257,21 @@ def _prod(values: Iterable[int]) -> int:
     return out
 
 
+# A batch this large fills a 32-byte memory sector with consecutive f32 entries: the batch-first
+# GEMM's lanes read and write whole sectors.
+BATCH_FIRST_MIN = 8
+
+
 def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b: int,
                 keep: set[str] | frozenset[str], want: tuple[str, ...] | None,
                 dtype: DType) -> DotStep:
     """One dot_general for values ``a`` and ``b``, arranged to avoid copies.
 
     Candidates: either operand as lhs; contracting and batch axes listed in lhs order, in rhs
-    order, or (batch) in the order the final output wants. Each is scored by the elements the
-    GPU must copy: packed operands, plus the output when a final transpose would remain.
+    order, or (batch) in the order the final output wants; the batch last in the result, or
+    (a batch of at least BATCH_FIRST_MIN) first. Each is scored by the elements the GPU must
+    copy: packed operands, plus the output when a final transpose would remain. Ties keep the
+    batch last (the tiled GEMM).
     """
     best: tuple[tuple[int, int], DotStep] | None = None
     for lhs, rhs in ((a, b), (b, a)):
@@ -274,15 +283,17 @@ def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b:
         batch_orders = {tuple(batch), tuple(sorted(batch, key=rl.index))}
         if want is not None:
             batch_orders.add(tuple(sorted(batch, key=want.index)))
-        for c_order, b_order in itertools.product(sorted(contract_orders),
-                                                  sorted(batch_orders)):
+        nbatch = _prod(llay.shape[ll.index(x)] for x in batch)
+        firsts = (False, True) if batch and nbatch >= BATCH_FIRST_MIN else (False,)
+        for first, c_order, b_order in itertools.product(firsts, sorted(contract_orders),
+                                                         sorted(batch_orders)):
             cfg = DotGeneralConfig(tuple(ll.index(x) for x in c_order),
                                    tuple(rl.index(x) for x in c_order),
                                    tuple(ll.index(x) for x in b_order),
                                    tuple(rl.index(x) for x in b_order))
-            plan = plan_dot_general(dtype, llay, dtype, rlay, cfg)
-            labels = tuple(ll[x] for x in plan.lhs_free) + tuple(rl[x] for x in plan.rhs_free) \
-                + b_order
+            plan = plan_dot_general(dtype, llay, dtype, rlay, cfg, first)
+            free = tuple(ll[x] for x in plan.lhs_free) + tuple(rl[x] for x in plan.rhs_free)
+            labels = b_order + free if first else free + b_order
             copies = 0
             packs = 0
             for binding, layout in ((plan.lhs, llay), (plan.rhs, rlay)):
@@ -293,6 +304,6 @@ def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b:
                 copies += plan.out_size
             key = (copies, packs)
             if best is None or key < best[0]:
-                best = (key, DotStep(lhs, rhs, cfg, labels, plan.flops, packs))
+                best = (key, DotStep(lhs, rhs, cfg, labels, plan.flops, packs, first))
     assert best is not None
     return best[1]
