@@ -312,7 +312,11 @@ async def sweep_batch_tiles(rt, lane: str, cases: list[Workload], tiles: list[st
             gemm.BATCH_TILES["f32"], gemm.BATCH_BK = (tm, tn), (bk,)
             tw.api.forget_programs()
             log(f"gemm_batch_tiled f32 tile {text}")
-            rows.extend({**r, "batch_tile": text} for r in await run_ours(rt, lane, cases, log))
+            try:
+                rows.extend({**r, "batch_tile": text}
+                            for r in await run_ours(rt, lane, cases, log))
+            except tw.TenferroError as error:  # e.g. more workgroup memory than the device has
+                log(f"  {type(error).__name__}: {error}")
     finally:
         gemm.BATCH_TILES["f32"], gemm.BATCH_BK = chosen
         tw.api.forget_programs()

@@ -15,6 +15,9 @@ EXPRESSIONS = [
     ("ij,j->i", [(4, 9), (9,)]),
     ("bij,bjk->bik", [(3, 4, 5), (3, 5, 2)]),                 # batched, needs a transpose
     ("ijb,jkb->ikb", [(4, 5, 3), (5, 2, 3)]),                 # batched, batch last: none
+    ("bij,bjk->bik", [(9, 7, 5), (9, 5, 66)]),                # batch first (the batch GEMM)
+    ("bhqd,bhkd->bhqk", [(2, 5, 9, 3), (2, 5, 4, 3)]),        # attention's two products,
+    ("bhqk,bhkd->bhqd", [(2, 5, 9, 4), (2, 5, 4, 3)]),        # batch first
     ("...ij,...jk->...ik", [(2, 3, 4, 5), (2, 3, 5, 6)]),     # ellipsis batch
     ("...ij,...jk", [(3, 4, 5), (3, 5, 2)]),
     ("Ab,bC->CA", [(3, 4), (4, 5)]),                          # upper-case labels
