@@ -111,6 +111,7 @@ def workloads(size: str) -> list[Workload]:
     t, p, r2 = (4096, 8192) if big else (256, 512), 64 if big else 16, 24 if big else 14
     s = 8192 if big else 1024
     b, h, q, d = (8, 8, 1024, 64) if big else (2, 2, 128, 16)
+    lb, li, lj, lk = (32, 1021, 1023, 1019) if big else (8, 61, 67, 59)
     chi, chi4, w = (512, 256, 16) if big else (64, 32, 4)
     ijk = (256, 64, 64, 256) if big else (32, 16, 16, 32)
     g, gc = (4096, 2048) if big else (256, 128)
@@ -136,6 +137,10 @@ def workloads(size: str) -> list[Workload]:
         Workload(f"einsum bij,bjk->bik 100x{q - 1}x{d + 3}x{q - 3}", "batched",
                  ((100, q - 1, d + 3), (100, d + 3, q - 3)) if big else
                  ((10, q - 1, d + 3), (10, d + 3, q - 3)), f32, "bij,bjk->bik"),
+        # the same spelling with a long contraction: compute-bound, where a batch-first GEMM
+        # must not lose to packing the operands for the tiled one
+        Workload(f"einsum bij,bjk->bik {lb}x{li}x{lj}x{lk}", "batched",
+                 ((lb, li, lj), (lb, lj, lk)), f32, "bij,bjk->bik"),
         Workload(f"einsum ab,asc,bsd->cd chi{chi} d4", "network",
                  ((chi, chi), (chi, 4, chi), (chi, 4, chi)), f32, "ab,asc,bsd->cd"),
         Workload(f"einsum awb,asc,wstv,btd->cvd chi{chi4} w{w} d4", "network",
