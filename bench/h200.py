@@ -56,10 +56,6 @@ FUZZ_SEED = 20261205
 # gemm_batch_tiled's f32 tiles (TM x TN x BK) swept on the batch-first workloads
 BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
                "8x8x8,8x8x4,8x4x8,4x8x8,16x8x4,8x16x4"]
-# the small products' gemm_blocked blocks (TM x TN : below G gemm_tiled workgroups) swept on the
-# chains and tensor networks
-SMALL_SWEEP = ["--size", "h200", "--only", "chained|MPS|einsum a|einsum ijk", "--small-gemms",
-               "tiled,4x4:16,2x2:16,1x1:16,2x2:64,4x2:64"]
 
 
 def unpack(bundle: Path, work: Path) -> dict[str, str]:
@@ -256,15 +252,11 @@ def main() -> int:
                  "dawn-batch": node + ["--module", str(ROOT / "bench/workloads.py"),
                                        "workloads:main", *BATCH_SWEEP],
                  "native-batch": native("workloads", *BATCH_SWEEP),
-                 "torch-batch": native("workloads", *BATCH_SWEEP[:4], "--lane", "torch"),
-                 "dawn-small": node + ["--module", str(ROOT / "bench/workloads.py"),
-                                       "workloads:main", *SMALL_SWEEP],
-                 "native-small": native("workloads", *SMALL_SWEEP),
-                 "torch-small": native("workloads", *SMALL_SWEEP[:4], "--lane", "torch")}
+                 "torch-batch": native("workloads", *BATCH_SWEEP[:4], "--lane", "torch")}
     if args.workloads:
         return run_workloads(args, env, node, steps)
     for step, cmd in chosen(steps, args.steps).items():
-        copies = step.endswith(("copies", "batch", "small"))  # timed by timestamp queries
+        copies = step.endswith(("copies", "batch"))  # timed by timestamp queries
         code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED} if copies
                                 else env, args.out / f"{step}.log", timeout=420 if copies else 240)
         if step.endswith("fuzz"):

@@ -303,40 +303,27 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print,
     return rows
 
 
-async def sweep(rt, lane: str, cases: list[Workload], table: str, candidates: list[str],
-                log=print) -> list[dict]:
-    """The cases once per candidate of a kernel table of the lowering; rows name theirs.
-    ``table`` "batch": gemm_batch_tiled's f32 tile, TMxTNxBK. ``table`` "small": the small
-    products' gemm_blocked block on a GPU (``lowering.gemm.GPU_SMALL_GEMM``), TMxTN:G, or
-    "tiled" for gemm_tiled alone."""
+async def sweep_batch_tiles(rt, lane: str, cases: list[Workload], tiles: list[str],
+                            log=print) -> list[dict]:
+    """The cases once per candidate of gemm_batch_tiled's f32 tile; rows name theirs."""
     import tenferro_web as tw
     from tenferro_web.lowering import gemm
 
-    def apply(text: str) -> None:
-        if table == "batch":
-            tm, tn, bk = map(int, text.split("x"))
-            gemm.BATCH_TILES["f32"], gemm.BATCH_BK = (tm, tn), (bk,)
-        elif text == "tiled":
-            gemm.GPU_SMALL_GEMM = None
-        else:
-            block, groups = text.split(":")
-            tm, tn = map(int, block.split("x"))
-            gemm.GPU_SMALL_GEMM = (tm, tn, int(groups))
-
-    chosen = gemm.BATCH_TILES["f32"], gemm.BATCH_BK, gemm.GPU_SMALL_GEMM
+    chosen = gemm.BATCH_TILES["f32"], gemm.BATCH_BK
     rows = []
     try:
-        for text in candidates:
-            apply(text)
+        for text in tiles:
+            tm, tn, bk = map(int, text.split("x"))
+            gemm.BATCH_TILES["f32"], gemm.BATCH_BK = (tm, tn), (bk,)
             tw.api.forget_programs()
-            log(f"{table} {text}")
+            log(f"gemm_batch_tiled f32 tile {text}")
             try:
-                rows.extend({**r, "candidate": f"{table} {text}"}
+                rows.extend({**r, "batch_tile": text}
                             for r in await run_ours(rt, lane, cases, log))
             except tw.TenferroError as error:  # e.g. more workgroup memory than the device has
                 log(f"  {type(error).__name__}: {error}")
     finally:
-        gemm.BATCH_TILES["f32"], gemm.BATCH_BK, gemm.GPU_SMALL_GEMM = chosen
+        gemm.BATCH_TILES["f32"], gemm.BATCH_BK = chosen
         tw.api.forget_programs()
     return rows
 
@@ -379,9 +366,6 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--batch-tiles", default="",
                         help="gemm_batch_tiled's f32 tiles to try in turn, TMxTNxBK (',' "
                              "between): each runs the cases with that tile alone")
-    parser.add_argument("--small-gemms", default="",
-                        help="small products' gemm_blocked blocks to try in turn, TMxTN:G "
-                             "(below G gemm_tiled workgroups) or 'tiled' (',' between)")
     args = parser.parse_args(argv)
     only = args.only.split("|")
     cases = [c for c in workloads(args.size) if any(o in c.name for o in only)]
@@ -402,9 +386,7 @@ async def main(argv: list[str]) -> int:
         log(f"{lane}: {rt.adapter.vendor} {rt.adapter.description}, kernels "
             f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
         if args.batch_tiles:
-            rows = await sweep(rt, lane, cases, "batch", args.batch_tiles.split(","), log)
-        elif args.small_gemms:
-            rows = await sweep(rt, lane, cases, "small", args.small_gemms.split(","), log)
+            rows = await sweep_batch_tiles(rt, lane, cases, args.batch_tiles.split(","), log)
         else:
             rows = await run_ours(rt, lane, cases, log, args.profile)
     print("RESULT " + json.dumps({**result, "rows": rows}), flush=True)

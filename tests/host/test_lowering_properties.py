@@ -231,7 +231,6 @@ def test_vector_stores_of_c_need_whole_vectors_of_rows(monkeypatch):
         spec("f32", 130)
     with pytest.raises(ValueError, match="f32 gemm_tiled variant"):
         spec("c32", 132)
-    monkeypatch.setattr(gemm, "GPU_SMALL_GEMM", None)  # these outputs are one tile
     for big in (True, False):  # a table asking for them gets them where M allows
         monkeypatch.setitem(gemm.GPU_TILES, ("f32", big), (gemm.Tiles(4, 4, 16, 2, True),))
     for m, wanted in ((130, False), (132, True)):

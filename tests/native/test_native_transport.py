@@ -117,7 +117,6 @@ def test_a_changed_kernel_table_takes_effect_after_forget_programs(monkeypatch):
         return {int(dict(o.key.constants)["TM"]) for program, *_ in tw.api._DOT_PROGRAMS.values()
                 for o in program.launches if o.key.name == "gemm_tiled"}
 
-    monkeypatch.setattr(gemm, "GPU_SMALL_GEMM", None)  # 256^2 is few tiles of 128 x 128
     rt = tw.WebGpuRuntime.native(kernels="gpu")
     try:
         a = rt.upload(np.ones((256, 256), np.float32))

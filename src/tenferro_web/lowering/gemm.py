@@ -331,18 +331,6 @@ def big_output(m: int, n: int, batch: int) -> bool:
     return m >= 128 and n >= 128 and -(-m // 128) * -(-n // 128) * batch >= 256
 
 
-def tiled_groups(tiles: Tiles, m: int, n: int, batch: int) -> int:
-    """Workgroups of gemm_tiled's grid with ``tiles`` for an M x N output, ``batch`` jobs."""
-    bm, bn = GemmSpec.WG * tiles.tm, GemmSpec.WG * tiles.tn
-    return -(-m // bm) * -(-n // bn) * batch
-
-
-# (TM, TN, G): on a GPU, a product whose gemm_tiled grid would have fewer than G workgroups (a
-# chain of small products) runs gemm_blocked with TM x TN per invocation instead, so that more
-# workgroups share it (split-K products have their chunks for that); None keeps gemm_tiled.
-GPU_SMALL_GEMM: tuple[int, int, int] | None = (2, 2, 16)
-
-
 def gpu_tiles(profile: AdapterProfile, scalar: str, plan: DotGeneralPlan) -> Tiles:
     choices = GPU_TILES[scalar, big_output(plan.m, plan.n, plan.batch)]
     return next((t for t in choices
@@ -365,13 +353,9 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
         k, batch = plan.k, plan.batch
         a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride)
         b_access = OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride)
-    tiles = gpu_tiles(profile, scalar, plan) \
-        if not profile.cpu and plan.m >= 64 and plan.n >= 64 else None
-    small = tiles is not None and chunks == 1 and GPU_SMALL_GEMM is not None \
-        and tiled_groups(tiles, plan.m, plan.n, batch) < GPU_SMALL_GEMM[2]
-    tiled = tiles is not None and not small
+    tiled = not profile.cpu and plan.m >= 64 and plan.n >= 64
     if tiled:
-        assert tiles is not None
+        tiles = gpu_tiles(profile, scalar, plan)
         tm, tn = tiles.tm, tiles.tn
         bk, buffers = tiles.bk, tiles.buffers
         a_k_fast, b_k_fast = abs(a_access.col_stride) == 1, abs(b_access.row_stride) == 1
@@ -380,12 +364,7 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
         vec_c = tiles.vec_c and scalar == "f32" and plan.m % 4 == 0
     else:
         macs = plan.m * plan.n * plan.k * plan.batch
-        if small:
-            assert GPU_SMALL_GEMM is not None
-            tm, tn = GPU_SMALL_GEMM[0], GPU_SMALL_GEMM[1]
-        else:
-            tm, tn = cpu_block(plan.m, macs), min(cpu_block(plan.n, macs), 8)
-        bk = buffers = 0
+        tm, tn, bk, buffers = cpu_block(plan.m, macs), min(cpu_block(plan.n, macs), 8), 0, 0
         a_k_fast = b_k_fast = vec_a = vec_b = vec_c = False
     return GemmSpec(scalar, tiled, tm, tn, bk, buffers, a_k_fast, b_k_fast, vec_a, vec_b, vec_c,
                     plan.m, plan.n, k, batch, a_access, b_access, a_conj, b_conj,
