@@ -39,6 +39,9 @@ from ..layout import ViewLayout, checked_product
 
 OP = CONFIG_OP = "dot_general"  # messages start with the public op's name
 GEMM_DTYPES = (DType.F32, DType.C32)
+# gemm_batch_vec's workgroups span 16 to 64 consecutive batch entries: a smaller batch leaves
+# most of their lanes idle.
+BATCH_VECTORS_MIN = 16
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,17 @@ class DotGeneralPlan:
     @property
     def out_size(self) -> int:
         return self.m * self.n * self.batch
+
+    @property
+    def batch_vectors(self) -> bool:
+        """Whether this batch-first f32 product can run its batch in aligned 16-byte vectors
+        through both operands and the output (``gemm_batch_vec``): a batch of at least
+        BATCH_VECTORS_MIN that is a multiple of 4, and in each operand as bound a consecutive
+        batch with the offset and the row and column strides multiples of 4."""
+        return self.batch_first and self.dtype is DType.F32 and self.batch % 4 == 0 \
+            and self.batch >= BATCH_VECTORS_MIN and all(
+                o.batch_stride == 1 and o.offset % 4 == 0 and o.row_stride % 4 == 0
+                and o.col_stride % 4 == 0 for o in (self.lhs, self.rhs))
 
     @property
     def flops(self) -> int:
