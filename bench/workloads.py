@@ -305,22 +305,22 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print,
 
 async def sweep_batch_tiles(rt, lane: str, cases: list[Workload], tiles: list[str],
                             log=print) -> list[dict]:
-    """The cases once per candidate of gemm_batch_vec's outputs per invocation; rows name
+    """The cases once per candidate of gemm_batch_lanes' f32 outputs per invocation; rows name
     theirs."""
     import tenferro_web as tw
     from tenferro_web.lowering import gemm
 
-    chosen = gemm.BATCH_VEC_TILE
+    chosen = gemm.BATCH_LANES_TILES["f32"]
     rows = []
     try:
         for text in tiles:
             tm, tn = map(int, text.split("x"))
-            gemm.BATCH_VEC_TILE = (tm, tn)
+            gemm.BATCH_LANES_TILES["f32"] = (tm, tn)
             tw.api.forget_programs()
-            log(f"gemm_batch_vec tile {text}")
+            log(f"gemm_batch_lanes tile {text}")
             rows.extend({**r, "batch_tile": text} for r in await run_ours(rt, lane, cases, log))
     finally:
-        gemm.BATCH_VEC_TILE = chosen
+        gemm.BATCH_LANES_TILES["f32"] = chosen
         tw.api.forget_programs()
     return rows
 
@@ -361,7 +361,7 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="also profile one trial of each case on the host (cProfile)")
     parser.add_argument("--batch-tiles", default="",
-                        help="gemm_batch_vec's outputs per invocation to try in turn, TMxTN "
+                        help="gemm_batch_lanes' f32 outputs per invocation to try in turn, TMxTN "
                              "(',' between): each runs the cases with that tile alone")
     args = parser.parse_args(argv)
     only = args.only.split("|")

@@ -39,9 +39,9 @@ from ..layout import ViewLayout, checked_product
 
 OP = CONFIG_OP = "dot_general"  # messages start with the public op's name
 GEMM_DTYPES = (DType.F32, DType.C32)
-# gemm_batch_vec's workgroups span 16 to 64 consecutive batch entries: a smaller batch leaves
-# most of their lanes idle.
-BATCH_VECTORS_MIN = 16
+# gemm_batch_lanes runs 32 consecutive batch entries side by side: a smaller batch leaves most
+# of its lanes idle.
+BATCH_LANES_MIN = 32
 
 
 @dataclass(frozen=True)
@@ -127,15 +127,10 @@ class DotGeneralPlan:
         return self.m * self.n * self.batch
 
     @property
-    def batch_vectors(self) -> bool:
-        """Whether this batch-first f32 product can run its batch in aligned 16-byte vectors
-        through both operands and the output (``gemm_batch_vec``): a batch of at least
-        BATCH_VECTORS_MIN that is a multiple of 4, and in each operand as bound a consecutive
-        batch with the offset and the row and column strides multiples of 4."""
-        return self.batch_first and self.dtype is DType.F32 and self.batch % 4 == 0 \
-            and self.batch >= BATCH_VECTORS_MIN and all(
-                o.batch_stride == 1 and o.offset % 4 == 0 and o.row_stride % 4 == 0
-                and o.col_stride % 4 == 0 for o in (self.lhs, self.rhs))
+    def batch_lanes(self) -> bool:
+        """Whether this batch-first product's batch fills warps of 32 lanes, one entry each
+        (``gemm_batch_lanes`` on GPUs): a batch of at least BATCH_LANES_MIN."""
+        return self.batch_first and self.batch >= BATCH_LANES_MIN
 
     @property
     def flops(self) -> int:

@@ -303,8 +303,8 @@ def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b:
                     packs += 1
             if want is not None and labels != want:
                 copies += plan.out_size
-            if first and not plan.batch_vectors:
-                # Unless its batch runs in 16-byte vectors, the batch-first GEMM writes its
+            if first and not plan.batch_lanes:
+                # Unless its batch fills warps of lanes, the batch-first GEMM writes its
                 # output through workgroup memory in runs of 8 batch entries: on an H100 that
                 # costs about two copies of the output more than the tiled GEMM
                 # (bhqd,bhkd->bhqk 0.76 ms against 0.34 + a 0.20 ms transpose), so it pays
