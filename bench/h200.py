@@ -53,8 +53,9 @@ from gemm_cases import (  # noqa: E402
 
 NVIDIA_ICD = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"
 FUZZ_SEED = 20261205
-# gemm_batch_lanes' f32 outputs per invocation (TM x TN) swept on the batch-first workloads
-BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles", "8x8,8x4,4x8,4x4,16x4"]
+# gemm_batch_tiled's f32 tiles (TM x TN x BK) swept on the batch-first workloads
+BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
+               "8x8x8,8x8x4,8x4x8,4x8x8,16x8x4,8x16x4"]
 
 
 def unpack(bundle: Path, work: Path) -> dict[str, str]:
@@ -247,7 +248,7 @@ def main() -> int:
                  "dawn-copies": node + ["--module", str(ROOT / "bench/copy_sweep.py"),
                                         "copy_sweep:main", *gemm_args],
                  "native-copies": native("copy_sweep", *gemm_args),
-                 # gemm_batch_lanes' tiles on the batch-first workloads
+                 # gemm_batch_tiled's tiles on the batch-first workloads
                  "dawn-batch": node + ["--module", str(ROOT / "bench/workloads.py"),
                                        "workloads:main", *BATCH_SWEEP],
                  "native-batch": native("workloads", *BATCH_SWEEP),

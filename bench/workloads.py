@@ -305,22 +305,25 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print,
 
 async def sweep_batch_tiles(rt, lane: str, cases: list[Workload], tiles: list[str],
                             log=print) -> list[dict]:
-    """The cases once per candidate of gemm_batch_lanes' f32 outputs per invocation; rows name
-    theirs."""
+    """The cases once per candidate of gemm_batch_tiled's f32 tile; rows name theirs."""
     import tenferro_web as tw
     from tenferro_web.lowering import gemm
 
-    chosen = gemm.BATCH_LANES_TILES["f32"]
+    chosen = gemm.BATCH_TILES["f32"], gemm.BATCH_BK
     rows = []
     try:
         for text in tiles:
-            tm, tn = map(int, text.split("x"))
-            gemm.BATCH_LANES_TILES["f32"] = (tm, tn)
+            tm, tn, bk = map(int, text.split("x"))
+            gemm.BATCH_TILES["f32"], gemm.BATCH_BK = (tm, tn), (bk,)
             tw.api.forget_programs()
-            log(f"gemm_batch_lanes tile {text}")
-            rows.extend({**r, "batch_tile": text} for r in await run_ours(rt, lane, cases, log))
+            log(f"gemm_batch_tiled f32 tile {text}")
+            try:
+                rows.extend({**r, "batch_tile": text}
+                            for r in await run_ours(rt, lane, cases, log))
+            except tw.TenferroError as error:  # e.g. more workgroup memory than the device has
+                log(f"  {type(error).__name__}: {error}")
     finally:
-        gemm.BATCH_LANES_TILES["f32"] = chosen
+        gemm.BATCH_TILES["f32"], gemm.BATCH_BK = chosen
         tw.api.forget_programs()
     return rows
 
@@ -361,8 +364,8 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="also profile one trial of each case on the host (cProfile)")
     parser.add_argument("--batch-tiles", default="",
-                        help="gemm_batch_lanes' f32 outputs per invocation to try in turn, TMxTN "
-                             "(',' between): each runs the cases with that tile alone")
+                        help="gemm_batch_tiled's f32 tiles to try in turn, TMxTNxBK (',' "
+                             "between): each runs the cases with that tile alone")
     args = parser.parse_args(argv)
     only = args.only.split("|")
     cases = [c for c in workloads(args.size) if any(o in c.name for o in only)]

@@ -36,9 +36,8 @@ KINDS = ("dot",) * 12 + ("transpose",) * 4 + ("compact",) * 2 + ("einsum",) * 3 
 # Sum lengths around the reduction kernels' edges: sum_rows' short sums (32), a tree's chunk
 # (4096) and the 16-byte loads' lanes (odd lengths and offsets leave partial vectors).
 SUM_EXTENTS = (1, 3, 4, 7, 31, 32, 33, 64, 255, 1000, 4095, 4096, 4097, 9001, 70_001)
-# Batches around the batch-first GEMMs' edges: below their minimums (8; a warp of 32 for
-# gemm_batch_lanes), partial and whole warps.
-BATCH_EXTENTS = (1, 2, 3, 5, 8, 9, 31, 32, 33, 64, 70, 100)
+# Batches around the batch-first GEMM's edges: below its minimum (8), partial and whole warps.
+BATCH_EXTENTS = (1, 2, 3, 5, 8, 9, 31, 32, 33, 70)
 LETTERS = "abcdefghij"
 # The lane a reproducer names: Pyodide runs the browser transport (Chromium, or Node + Dawn).
 LANE = "dawn" if sys.platform == "emscripten" else "native"

@@ -83,7 +83,8 @@ def _gemm_batch_tiled(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> N
     """c[bi + B*m + B*M*n]: NB batch entries per workgroup over 8*TM x 4*TN output tiles."""
     p = gemm_params(launch.words)
     const = {k: int(v) for k, v in launch.key.constants if k != "SCALAR"}
-    m, n, batch = p["m"], p["n"], p["batch"]
+    a_buf, b_buf, c_buf = (bufs[s] for s in launch.buffers)
+    m, n, k, batch = p["m"], p["n"], p["k"], p["batch"]
     nb, bm, bn, bk = const["NB"], 8 * const["TM"], 4 * const["TN"], const["BK"]
     threads = 32 * nb
     assert const["LOADS_A"] * threads == bk * nb * bm, "A's tile loads miss elements"
@@ -92,15 +93,7 @@ def _gemm_batch_tiled(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> N
     assert p["tiles_m"] * bm >= m and p["tiles_n"] * bn >= n, "tiles miss the output"
     x, y, _ = launch.grid
     assert x * y >= -(-batch // nb) * p["tiles_m"] * p["tiles_n"], "grid misses workgroups"
-    _batch_first_product(p, [bufs[s] for s in launch.buffers], trace)
-
-
-def _batch_first_product(p: dict, bufs: list[np.ndarray], trace: Trace) -> None:
-    """c[bi + B*m + B*M*n] = sum_k A(m, k, bi) * B(k, n, bi), each batch entry's operands as
-    the params address them."""
-    a_buf, b_buf, c_buf = bufs
-    m, n, k, batch = p["m"], p["n"], p["k"], p["batch"]
-    assert p["a_bs"] in (0, 1) and p["b_bs"] in (0, 1), "the batch is not consecutive"
+    assert abs(p["a_bs"]) <= 1 and abs(p["b_bs"]) <= 1, "the batch is not consecutive"
     rows, cols, ks = np.arange(m)[:, None], np.arange(n)[None, :], np.arange(k)
     wide = np.complex128 if np.iscomplexobj(a_buf) else np.float64
     for bi in range(batch):
@@ -111,21 +104,6 @@ def _batch_first_product(p: dict, bufs: list[np.ndarray], trace: Trace) -> None:
             b = b.real + 1j * b.imag * p["b_sign"]
         c_buf[bi + batch * (rows + m * cols)] = a.astype(wide) @ b
     trace.gemm_jobs.append([(0, k)] * batch)
-
-
-def _gemm_batch_lanes(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
-    """c[bi + B*m + B*M*n]: 32 consecutive entries x WY rows per workgroup, TM x TN outputs
-    per invocation."""
-    p = gemm_params(launch.words)
-    const = {k: int(v) for k, v in launch.key.constants if k != "SCALAR"}
-    m, n, batch = p["m"], p["n"], p["batch"]
-    wy, wm = const["WY"], const["WM"]
-    assert 32 * wy <= 256 and wy % wm == 0, "the workgroup is not whole rows of positions"
-    assert p["tiles_m"] * wm * const["TM"] >= m and \
-        p["tiles_n"] * (wy // wm) * const["TN"] >= n, "tiles miss the output"
-    x, y, _ = launch.grid
-    assert x * y >= -(-batch // 32) * p["tiles_m"] * p["tiles_n"], "grid misses workgroups"
-    _batch_first_product(p, [bufs[s] for s in launch.buffers], trace)
 
 
 def _strided_copy(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
@@ -251,7 +229,6 @@ def _sum(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
 
 
 KERNELS = {"gemm_tiled": _gemm, "gemm_blocked": _gemm, "gemm_batch_tiled": _gemm_batch_tiled,
-           "gemm_batch_lanes": _gemm_batch_lanes,
            "copy_strided": _strided_copy, "copy_strided_bytes": _strided_copy,
            "transpose_tiled": _tiled_transpose, "permute_tiled": _grouped_tiles,
            "reduce_chunks": _reduce, "sum_rows": _sum, "sum_tree": _sum}

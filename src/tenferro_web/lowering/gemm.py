@@ -8,9 +8,8 @@ to exist when a vector load would start at an address that is not 16-byte aligne
 Kernel families (measured; docs/kernels.md): CPU adapters get ``gemm_blocked`` (register blocks,
 no barriers). GPUs get ``gemm_tiled`` (workgroup-memory tiles plus register blocks) when the
 output is at least 64 x 64, and ``gemm_blocked`` for thin outputs. A batch-first plan (einsum's
-numpy-style batches) runs ``gemm_batch_lanes`` on GPUs where the batch fills warps of lanes,
-``gemm_batch_tiled`` for shorter batches; CPU adapters run ``gemm_blocked`` on the operands in
-place, then a copy puts the batch first.
+numpy-style batches) runs ``gemm_batch_tiled`` on GPUs; CPU adapters run ``gemm_blocked`` on the
+operands in place, then a copy puts the batch first.
 """
 
 from __future__ import annotations
@@ -247,56 +246,6 @@ class BatchTiledSpec:
 
 
 @dataclass(frozen=True)
-class BatchLanesSpec:
-    """One launch of ``gemm_batch_lanes``: ``c[bi + B*m + B*M*n] = sum_k A(m, k, bi) *
-    B(k, n, bi)`` for a plan with ``batch_lanes``. An invocation owns one batch entry over
-    ``tm x tn`` outputs; 32 of them side by side are consecutive entries, and ``WY`` rows of
-    them (``wm`` rows of positions) tile the output."""
-
-    scalar: str
-    tm: int
-    tn: int
-    m: int
-    n: int
-    k: int
-    batch: int
-    a: OperandAccess
-    b: OperandAccess
-    a_conj: bool
-    b_conj: bool
-
-    WY = 8  # rows of 32 lanes per workgroup
-    WM = 4  # of them along the output's rows
-
-    def __post_init__(self) -> None:
-        if self.a.step not in (0, 1) or self.b.step not in (0, 1):
-            raise ValueError(f"the batch must be consecutive or broadcast: {self}")
-        if min(self.m, self.n, self.k, self.batch) < 1:
-            raise ValueError(f"empty GEMMs are not launched: {self}")
-
-    @property
-    def tiles(self) -> tuple[int, int]:
-        return -(-self.m // (self.WM * self.tm)), -(-self.n // (self.WY // self.WM * self.tn))
-
-    @property
-    def groups(self) -> int:
-        tiles_m, tiles_n = self.tiles
-        return -(-self.batch // 32) * tiles_m * tiles_n
-
-    @property
-    def key(self) -> KernelKey:
-        return KernelKey.of("gemm_batch_lanes", SCALAR=self.scalar, TM=self.tm, TN=self.tn,
-                            WY=self.WY, WM=self.WM)
-
-    def words(self, op: str) -> tuple[int, ...]:
-        tiles_m, tiles_n = self.tiles
-        u32(op, "workgroups", self.groups)
-        u32(op, "output elements", self.batch * self.m * self.n - 1)
-        return gemm_words(op, self.m, self.n, self.k, self.batch, tiles_m, tiles_n, self.a,
-                          self.b, self.a_conj, self.b_conj, self.k, 0)
-
-
-@dataclass(frozen=True)
 class ReduceSpec:
     """``reduce_chunks``: ``out[f] = sum_s partial[f + s*size]`` (split-K's second half)."""
 
@@ -443,22 +392,6 @@ def batch_tiled_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool
                 specs[-1])
 
 
-# gemm_batch_lanes' outputs per invocation (TM rows x TN columns) per scalar.
-BATCH_LANES_TILES = {"f32": (8, 8), "c32": (4, 4)}
-
-
-def batch_lanes_spec(plan: DotGeneralPlan, a_conj: bool = False,
-                     b_conj: bool = False) -> BatchLanesSpec:
-    """The launch of a batch-first dot_general whose batch fills warps of lanes."""
-    a, b = plan.lhs, plan.rhs
-    scalar = "c32" if plan.dtype is DType.C32 else "f32"
-    return BatchLanesSpec(scalar, *BATCH_LANES_TILES[scalar], plan.m, plan.n, plan.k,
-                          plan.batch,
-                          OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride),
-                          OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride),
-                          a_conj, b_conj)
-
-
 # Slots of a dot_general program.
 LHS, RHS, OUT = 0, 1, 2
 
@@ -483,9 +416,8 @@ def lower_dot_general(op: str, profile: AdapterProfile, plan: DotGeneralPlan,
                   for slot, binding, layout in ((LHS, plan.lhs, lhs), (RHS, plan.rhs, rhs)))
     # (A batch of one is the same either way: the batch-last path.)
     if plan.batch_first and plan.batch > 1 and not profile.cpu:
-        batched = batch_lanes_spec(plan, lhs_conj, rhs_conj) if plan.batch_lanes else \
-            batch_tiled_spec(profile, plan, lhs_conj, rhs_conj)
-        ops.append(Launch.of(op, profile, batched, (*slots, OUT)))
+        ops.append(Launch.of(op, profile, batch_tiled_spec(profile, plan, lhs_conj, rhs_conj),
+                             (*slots, OUT)))
         return Program(2, output_bytes, tuple(temps), tuple(ops))
     spec = gemm_spec(profile, plan, lhs_conj, rhs_conj)
     if plan.batch_first and plan.batch > 1:

@@ -39,9 +39,6 @@ from ..layout import ViewLayout, checked_product
 
 OP = CONFIG_OP = "dot_general"  # messages start with the public op's name
 GEMM_DTYPES = (DType.F32, DType.C32)
-# gemm_batch_lanes runs 32 consecutive batch entries side by side: a smaller batch leaves most
-# of its lanes idle.
-BATCH_LANES_MIN = 32
 
 
 @dataclass(frozen=True)
@@ -125,12 +122,6 @@ class DotGeneralPlan:
     @property
     def out_size(self) -> int:
         return self.m * self.n * self.batch
-
-    @property
-    def batch_lanes(self) -> bool:
-        """Whether this batch-first product's batch fills warps of 32 lanes, one entry each
-        (``gemm_batch_lanes`` on GPUs): a batch of at least BATCH_LANES_MIN."""
-        return self.batch_first and self.batch >= BATCH_LANES_MIN
 
     @property
     def flops(self) -> int:

@@ -303,12 +303,11 @@ def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b:
                     packs += 1
             if want is not None and labels != want:
                 copies += plan.out_size
-            if first and not plan.batch_lanes:
-                # Unless its batch fills warps of lanes, the batch-first GEMM writes its
-                # output through workgroup memory in runs of 8 batch entries: on an H100 that
-                # costs about two copies of the output more than the tiled GEMM
-                # (bhqd,bhkd->bhqk 0.76 ms against 0.34 + a 0.20 ms transpose), so it pays
-                # where it saves packing a large operand.
+            if first:
+                # The batch-first GEMM writes its output through workgroup memory in runs of 8
+                # batch entries: on an H100 that costs about two copies of the output more
+                # than the tiled GEMM (bhqd,bhkd->bhqk 0.76 ms against 0.34 + a 0.20 ms
+                # transpose), so it pays where it saves packing a large operand.
                 copies += BATCH_FIRST_OUTPUT_COST * plan.out_size
             key = (copies, packs)
             if best is None or key < best[0]:
