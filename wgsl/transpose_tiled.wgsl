@@ -7,8 +7,10 @@
 // group of invocations (SwiftShader: 16 x 16 tiles of one element each made a 1024^2
 // transpose 17x slower than the strided gather). A workgroup moves TILES consecutive tiles
 // along j (fewer at the matrix's edge), the loads of the next one issued before the stores
-// of this one, so loads stay in flight across the barrier.
-// params: [d0, d1, offset, groups_j (tile groups along j), tiles_i, batch]
+// of this one, so loads stay in flight across the barrier. Consecutive workgroups go along j,
+// or along i where params[6] is set (destination rows that are not whole cache lines: the
+// parts of a line then come from neighbouring workgroups).
+// params: [d0, d1, offset, groups_j (tile groups along j), tiles_i, batch, i_fast]
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
 @group(0) @binding(1) var<storage, read> src: array<{{ELEM}}>;
@@ -51,8 +53,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     return;
   }
   let g = group % (groups_j * tiles_i);
-  let first_j = (g % groups_j) * TILES * TILE;
-  let i0 = (g / groups_j) * TILE;
+  var gj = g % groups_j;
+  var gi = g / groups_j;
+  if (params[6] != 0u) {
+    gj = g / tiles_i;
+    gi = g % tiles_i;
+  }
+  let first_j = gj * TILES * TILE;
+  let i0 = gi * TILE;
   let base = b * d0 * d1;
   var v = gather(params[2] + base, i0, first_j, d0, d1, lid.x, lid.y);
   for (var t = 0u; t < TILES; t++) {

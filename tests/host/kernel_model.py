@@ -124,7 +124,7 @@ def _strided_copy(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
 
 
 def _tiled_transpose(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
-    d0, d1, offset, groups_j, tiles_i, batch = launch.words
+    d0, d1, offset, groups_j, tiles_i, batch, i_fast = launch.words
     x, y, _ = launch.grid
     per = int(dict(launch.key.constants)["TILES"])  # consecutive tiles along j per workgroup
     group = np.arange(x * y)[:, None, None]
@@ -132,11 +132,12 @@ def _tiled_transpose(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> No
     ly, lx = np.meshgrid(np.arange(32), np.arange(32), indexing="ij")
     b = group // (groups_j * tiles_i)
     g = group % (groups_j * tiles_i)
-    i0 = (g // groups_j) * 32
+    gj, gi = (g // tiles_i, g % tiles_i) if i_fast else (g % groups_j, g // groups_j)
+    i0 = gi * 32
     src, dst = (bufs[s] for s in launch.buffers)
     base = b * d0 * d1
     for t in range(per):
-        j0 = ((g % groups_j) * per + t) * 32
+        j0 = (gj * per + t) * 32
         # The read of (i0 + ly, j0 + lx) lands in the tile; the write takes (i0+lx, j0+ly)
         wi, wj = i0 + lx, j0 + ly
         ok = (b < batch) & (wi < d0) & (wj < d1)

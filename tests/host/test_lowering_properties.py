@@ -447,6 +447,19 @@ def test_tiled_transposes_cover_every_tile_whatever_the_tiles_per_workgroup(tili
         np.testing.assert_array_equal(out[:size], want)
 
 
+@pytest.mark.parametrize("itemsize, d0, i_fast", [(4, 100, True), (4, 32, False), (4, 96, False),
+                                                 (4, 1000, True), (8, 100, True), (8, 64, False)])
+def test_tiled_transposes_order_workgroups_along_i_where_destination_rows_share_lines(
+        itemsize, d0, i_fast):
+    """A destination row of d0 elements that is not a whole number of 128-byte lines has its
+    lines written by neighbouring tiles along i: those workgroups go consecutively."""
+    from tenferro_web.lowering import copy
+
+    spec = copy.TiledTransposeSpec(itemsize, d0, 4096, 1, 0, copy.TRANSPOSE_TILINGS[itemsize])
+    assert spec.i_fast is i_fast
+    assert spec.words(OP)[6] == int(i_fast)
+
+
 @given(byte_len=st.integers(1, 1 << 34), max_binding=st.sampled_from([1 << 27, (1 << 32) - 4]))
 def test_pooled_buffers_are_whole_16_byte_units_within_the_binding_limit(byte_len, max_binding):
     if byte_len > max_binding - BINDING_ALIGN:

@@ -88,6 +88,10 @@ class Tiling:
 # 0.986 -> 0.884; c32 4096^2 0.310 -> 0.224 (4 tiles; 8 are 3% slower). On the H200 one tile
 # per workgroup timed alike at rows 8 / 4 / 2 / 1. CPU adapters get the strided gather.
 TRANSPOSE_TILINGS = {4: Tiling(tiles=8, rows=8), 8: Tiling(tiles=4, rows=8)}
+# A GPU's memory line. Where a destination row (d0 elements) is not a whole number of lines,
+# each line is written by the workgroups of two or more tiles along i; those go consecutively
+# (``i_fast``) so that a line's parts reach the cache together rather than a grid apart.
+LINE_BYTES = 128
 
 
 @dataclass(frozen=True)
@@ -123,13 +127,18 @@ class TiledTransposeSpec:
         groups_j, tiles_i = self.tiles
         return groups_j * tiles_i * self.batch
 
+    @property
+    def i_fast(self) -> bool:
+        """Whether consecutive workgroups go along i (destination rows that split lines)."""
+        return self.d0 * self.itemsize % LINE_BYTES != 0
+
     def words(self, op: str) -> tuple[int, ...]:
         check_index_span(op, "the transpose source", self.offset,
                          self.offset + self.d0 * self.d1 * self.batch - 1)
         groups_j, tiles_i = self.tiles
         return (u32(op, "d0", self.d0), u32(op, "d1", self.d1), u32(op, "offset", self.offset),
                 u32(op, "groups_j", groups_j), u32(op, "tiles_i", tiles_i),
-                u32(op, "batch", self.batch))
+                u32(op, "batch", self.batch), int(self.i_fast))
 
 
 # By element size. The setup (tables of offsets, each a loop of div/mod over the params, and
