@@ -36,8 +36,9 @@ KINDS = ("dot",) * 12 + ("transpose",) * 4 + ("compact",) * 2 + ("einsum",) * 3 
 # Sum lengths around the reduction kernels' edges: sum_rows' short sums (32), a tree's chunk
 # (4096) and the 16-byte loads' lanes (odd lengths and offsets leave partial vectors).
 SUM_EXTENTS = (1, 3, 4, 7, 31, 32, 33, 64, 255, 1000, 4095, 4096, 4097, 9001, 70_001)
-# Batches around the batch-first GEMM's edges: below its minimum (8), partial and whole warps.
-BATCH_EXTENTS = (1, 2, 3, 5, 8, 9, 31, 32, 33, 70)
+# Batches around the batch-first GEMM's edges: below its minimum (8), partial and whole warps,
+# and multiples of 4 that are not of 8 (16-byte batch loads, a short last tile).
+BATCH_EXTENTS = (1, 2, 3, 5, 8, 9, 12, 31, 32, 33, 36, 64, 70)
 LETTERS = "abcdefghij"
 # The lane a reproducer names: Pyodide runs the browser transport (Chromium, or Node + Dawn).
 LANE = "dawn" if sys.platform == "emscripten" else "native"
@@ -304,7 +305,8 @@ def product_case(rng: np.random.Generator):
     """One batched product written numpy's way, its output labels in any order (batch-first
     too: the batch-first GEMM, or the product's result permuted after the GEMM). Rows, columns
     and contractions around the tiles' edges; free and batch groups of one or two labels, the
-    first batch label around the batch-first GEMM's edges."""
+    first batch label around the batch-first GEMM's edges; half the terms put the batch first,
+    as numpy's style does."""
     dtype = np.dtype(rng.choice(["float32", "complex64"]))
     groups = {"m": "ab"[:int(rng.integers(1, 3))], "n": "cd"[:int(rng.integers(1, 3))],
               "k": "e", "b": "fg"[:int(rng.integers(1, 3))]}
@@ -315,12 +317,14 @@ def product_case(rng: np.random.Generator):
     while np.prod(list(sizes.values()), dtype=np.int64) > 2_000_000:  # small on SwiftShader
         biggest = max(sizes, key=sizes.__getitem__)
         sizes[biggest] = int(rng.choice([3, 7, 33]))
-    lhs = [*groups["b"], *groups["m"], "e"]
-    rhs = [*groups["b"], "e", *groups["n"]]
-    rng.shuffle(lhs)
-    rng.shuffle(rhs)
-    out = [*groups["b"], *groups["m"], *groups["n"]]
-    rng.shuffle(out)
+    lhs, rhs = [*groups["m"], "e"], ["e", *groups["n"]]
+    out = [*groups["m"], *groups["n"]]
+    for term in (lhs, rhs, out):
+        rng.shuffle(term)
+        # numpy's batch-first style half the time, else the batch labels anywhere
+        term[:0] = groups["b"]
+        if rng.random() < 0.5:
+            rng.shuffle(term)
     spec = f"{''.join(lhs)},{''.join(rhs)}->{''.join(out)}"
     operands = [Operand(rng, [sizes[lab] for lab in term], dtype, as_view=rng.random() < 0.3)
                 for term in (lhs, rhs)]
