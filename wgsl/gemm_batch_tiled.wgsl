@@ -8,7 +8,7 @@
 // of a BM x BN tile of the output, BM = 8*TM and BN = 4*TN: lane x owns the LANES consecutive
 // rows from LANES*(x % 8 + 8*g), g < TM / LANES, and likewise columns from x / 8, as gemm_tiled.
 // BK-deep tiles of A and B are loaded batch entry fastest, so a warp's loads fill whole 32-byte
-// sectors (4 entries per 16-byte load where the batch groups start aligned), and stored in workgroup memory per (k, batch entry) as rows of 16-byte vectors, one
+// sectors, and stored in workgroup memory per (k, batch entry) as rows of 16-byte vectors, one
 // vector of padding apart so the stores miss each other's banks; each step of the product reads
 // an invocation's operands with (TM + TN) / LANES vector loads, shared across the warp. The next
 // tile's global loads are in flight while this one is multiplied. The output goes out through
@@ -21,16 +21,8 @@
 #include "scalar_{{SCALAR}}.wgsl"
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
-#if VEC_A
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
-#else
 @group(0) @binding(1) var<storage, read> a: array<Scalar>;
-#endif
-#if VEC_B
-@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
-#else
 @group(0) @binding(2) var<storage, read> b: array<Scalar>;
-#endif
 @group(0) @binding(3) var<storage, read_write> c: array<Scalar>;
 
 #include "grid.wgsl"
@@ -49,20 +41,6 @@ const A_TILE: u32 = BK * NB * A_PITCH;
 // Scalars per column group of the output stage: (BM rows x NB entries, padded) + 1.
 const STAGE_PITCH: u32 = BM * (NB + 1u) + 1u;
 const WORDS: u32 = 4u / LANES;
-// Consecutive batch entries per global load: 4 (one 16-byte load, f32 operands whose batch
-// groups start aligned: VEC_A, VEC_B) or 1.
-const GA: u32 = {{GROUP_A}}u;
-const GB: u32 = {{GROUP_B}}u;
-#if VEC_A
-alias GroupA = vec4<f32>;
-#else
-alias GroupA = Scalar;
-#endif
-#if VEC_B
-alias GroupB = vec4<f32>;
-#else
-alias GroupB = Scalar;
-#endif
 
 // The A and B tiles, and afterwards the output stage.
 var<workgroup> shared_tiles: array<vec4<f32>, {{SHARED}}>;
@@ -79,76 +57,6 @@ fn shared_put(base: u32, s: u32, x: Scalar) {
 
 fn shared_get(base: u32, s: u32) -> Scalar {
   return lane_of(shared_tiles[base + s / LANES], s % LANES);
-}
-
-// The group of GA entries of A from element `at`, of which the first `live` are in range (the
-// rest load as zero).
-fn load_a(at: i32, live: u32, sign: f32) -> GroupA {
-#if VEC_A
-  if (live == 4u) {
-    return a[u32(at) >> 2u];
-  }
-  var group = vec4<f32>();
-  // unroll
-  for (var w = 0u; w < 4u; w++) {
-    if (w < live) {
-      let i = u32(at) + w;
-      group[w] = a[i >> 2u][i & 3u];
-    }
-  }
-  return group;
-#else
-  if (live == 0u) {
-    return Scalar();
-  }
-  return load_scalar(a[u32(at)], sign);
-#endif
-}
-
-fn load_b(at: i32, live: u32, sign: f32) -> GroupB {
-#if VEC_B
-  if (live == 4u) {
-    return b[u32(at) >> 2u];
-  }
-  var group = vec4<f32>();
-  // unroll
-  for (var w = 0u; w < 4u; w++) {
-    if (w < live) {
-      let i = u32(at) + w;
-      group[w] = b[i >> 2u][i & 3u];
-    }
-  }
-  return group;
-#else
-  if (live == 0u) {
-    return Scalar();
-  }
-  return load_scalar(b[u32(at)], sign);
-#endif
-}
-
-// A group into its tile at `slot` (its first entry's): entry w goes w rows (of one k and
-// entry each) further.
-fn put_a(slot: u32, group: GroupA) {
-#if VEC_A
-  // unroll
-  for (var w = 0u; w < 4u; w++) {
-    shared_put(0u, slot + w * A_PITCH * LANES, group[w]);
-  }
-#else
-  shared_put(0u, slot, group);
-#endif
-}
-
-fn put_b(slot: u32, group: GroupB) {
-#if VEC_B
-  // unroll
-  for (var w = 0u; w < 4u; w++) {
-    shared_put(A_TILE, slot + w * B_PITCH * LANES, group[w]);
-  }
-#else
-  shared_put(A_TILE, slot, group);
-#endif
 }
 
 @compute @workgroup_size(32, {{NB}})
@@ -178,38 +86,37 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let a_sign = bitcast<f32>(params[14]);
   let b_sign = bitcast<f32>(params[15]);
 
-  // Tile loads: group l = flat + r*THREADS is (entries from GA*(l % (NB/GA)), row or column
-  // (l / (NB/GA)) % BM or BN, k l / ((NB/GA)*(BM or BN))); its address without k, how many of
-  // its entries are in range, its k and its first slot.
+  // Tile loads: element l = flat + r*THREADS is (entry l % NB, row or column (l / NB) % BM or
+  // BN, k l / (NB*BM or BN)); its address without k, whether it is in range, its k and slot.
   var a_at: array<i32, {{LOADS_A}}>;
-  var a_live: array<u32, {{LOADS_A}}>;
+  var a_in: array<bool, {{LOADS_A}}>;
   var a_k: array<u32, {{LOADS_A}}>;
   var a_slot: array<u32, {{LOADS_A}}>;
-  var a_next: array<GroupA, {{LOADS_A}}>;
+  var a_next: array<Scalar, {{LOADS_A}}>;
   // unroll
   for (var r = 0u; r < {{LOADS_A}}u; r++) {
     let l = flat + r * THREADS;
-    let e = (l % (NB / GA)) * GA;
-    let m = (l / (NB / GA)) % BM;
-    a_k[r] = l / ((NB / GA) * BM);
+    let e = l % NB;
+    let m = (l / NB) % BM;
+    a_k[r] = l / (NB * BM);
     a_slot[r] = (a_k[r] * NB + e) * A_PITCH * LANES + m;
-    a_live[r] = select(0u, min(B - min(b_base + e, B), GA), m_base + m < M);
+    a_in[r] = b_base + e < B && m_base + m < M;
     a_at[r] = bitcast<i32>(params[6]) + i32(min(b_base + e, B - 1u)) * bitcast<i32>(params[9])
         + i32(min(m_base + m, M - 1u)) * a_rs;
   }
   var b_at: array<i32, {{LOADS_B}}>;
-  var b_live: array<u32, {{LOADS_B}}>;
+  var b_in: array<bool, {{LOADS_B}}>;
   var b_k: array<u32, {{LOADS_B}}>;
   var b_slot: array<u32, {{LOADS_B}}>;
-  var b_next: array<GroupB, {{LOADS_B}}>;
+  var b_next: array<Scalar, {{LOADS_B}}>;
   // unroll
   for (var r = 0u; r < {{LOADS_B}}u; r++) {
     let l = flat + r * THREADS;
-    let e = (l % (NB / GB)) * GB;
-    let n = (l / (NB / GB)) % BN;
-    b_k[r] = l / ((NB / GB) * BN);
+    let e = l % NB;
+    let n = (l / NB) % BN;
+    b_k[r] = l / (NB * BN);
     b_slot[r] = (b_k[r] * NB + e) * B_PITCH * LANES + n;
-    b_live[r] = select(0u, min(B - min(b_base + e, B), GB), n_base + n < N);
+    b_in[r] = b_base + e < B && n_base + n < N;
     b_at[r] = bitcast<i32>(params[10]) + i32(min(b_base + e, B - 1u)) * bitcast<i32>(params[13])
         + i32(min(n_base + n, N - 1u)) * b_cs;
   }
@@ -217,13 +124,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let tiles_k = (K + BK - 1u) / BK;
   // unroll
   for (var r = 0u; r < {{LOADS_A}}u; r++) {
-    a_next[r] = load_a(a_at[r] + i32(a_k[r]) * a_cs, select(0u, a_live[r], a_k[r] < K), a_sign);
-    put_a(a_slot[r], a_next[r]);
+    a_next[r] = Scalar();
+    if (a_in[r] && a_k[r] < K) {
+      a_next[r] = load_scalar(a[u32(a_at[r] + i32(a_k[r]) * a_cs)], a_sign);
+    }
+    shared_put(0u, a_slot[r], a_next[r]);
   }
   // unroll
   for (var r = 0u; r < {{LOADS_B}}u; r++) {
-    b_next[r] = load_b(b_at[r] + i32(b_k[r]) * b_rs, select(0u, b_live[r], b_k[r] < K), b_sign);
-    put_b(b_slot[r], b_next[r]);
+    b_next[r] = Scalar();
+    if (b_in[r] && b_k[r] < K) {
+      b_next[r] = load_scalar(b[u32(b_at[r] + i32(b_k[r]) * b_rs)], b_sign);
+    }
+    shared_put(A_TILE, b_slot[r], b_next[r]);
   }
   workgroupBarrier();
 
@@ -243,13 +156,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       let k0 = (t + 1u) * BK;
       // unroll
       for (var r = 0u; r < {{LOADS_A}}u; r++) {
-        a_next[r] = load_a(a_at[r] + i32(k0 + a_k[r]) * a_cs,
-                           select(0u, a_live[r], k0 + a_k[r] < K), a_sign);
+        a_next[r] = Scalar();
+        if (a_in[r] && k0 + a_k[r] < K) {
+          a_next[r] = load_scalar(a[u32(a_at[r] + i32(k0 + a_k[r]) * a_cs)], a_sign);
+        }
       }
       // unroll
       for (var r = 0u; r < {{LOADS_B}}u; r++) {
-        b_next[r] = load_b(b_at[r] + i32(k0 + b_k[r]) * b_rs,
-                           select(0u, b_live[r], k0 + b_k[r] < K), b_sign);
+        b_next[r] = Scalar();
+        if (b_in[r] && k0 + b_k[r] < K) {
+          b_next[r] = load_scalar(b[u32(b_at[r] + i32(k0 + b_k[r]) * b_rs)], b_sign);
+        }
       }
     }
     // unroll
@@ -282,11 +199,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (more) {
       // unroll
       for (var r = 0u; r < {{LOADS_A}}u; r++) {
-        put_a(a_slot[r], a_next[r]);
+        shared_put(0u, a_slot[r], a_next[r]);
       }
       // unroll
       for (var r = 0u; r < {{LOADS_B}}u; r++) {
-        put_b(b_slot[r], b_next[r]);
+        shared_put(A_TILE, b_slot[r], b_next[r]);
       }
     }
     workgroupBarrier();

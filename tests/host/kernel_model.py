@@ -82,31 +82,19 @@ def _gemm(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
 def _gemm_batch_tiled(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
     """c[bi + B*m + B*M*n]: NB batch entries per workgroup over 8*TM x 4*TN output tiles."""
     p = gemm_params(launch.words)
-    const = {k: int(v) for k, v in launch.key.constants if v.isdigit()}
+    const = {k: int(v) for k, v in launch.key.constants if k != "SCALAR"}
     a_buf, b_buf, c_buf = (bufs[s] for s in launch.buffers)
     m, n, k, batch = p["m"], p["n"], p["k"], p["batch"]
     nb, bm, bn, bk = const["NB"], 8 * const["TM"], 4 * const["TN"], const["BK"]
     threads = 32 * nb
-    ga, gb = const["GROUP_A"], const["GROUP_B"]
-    assert const["LOADS_A"] * ga * threads == bk * nb * bm, "A's tile loads miss elements"
-    assert const["LOADS_B"] * gb * threads == bk * nb * bn, "B's tile loads miss elements"
+    assert const["LOADS_A"] * threads == bk * nb * bm, "A's tile loads miss elements"
+    assert const["LOADS_B"] * threads == bk * nb * bn, "B's tile loads miss elements"
     assert const["STORES"] * threads == 4 * bm * nb, "the stage's stores miss elements"
     assert p["tiles_m"] * bm >= m and p["tiles_n"] * bn >= n, "tiles miss the output"
     x, y, _ = launch.grid
     assert x * y >= -(-batch // nb) * p["tiles_m"] * p["tiles_n"], "grid misses workgroups"
     assert abs(p["a_bs"]) <= 1 and abs(p["b_bs"]) <= 1, "the batch is not consecutive"
     rows, cols, ks = np.arange(m)[:, None], np.arange(n)[None, :], np.arange(k)
-    # 16-byte loads: each group of 4 entries from a multiple of 4 (batch tiles start at
-    # multiples of NB) that lies wholly in the batch, at every (row or column, k).
-    starts = np.arange(0, batch - 3, 4)
-    for name, group, at in (
-            ("a", ga, p["a_off"] + rows * p["a_rs"] + ks[None, :] * p["a_cs"]),
-            ("b", gb, p["b_off"] + ks[:, None] * p["b_rs"] + cols * p["b_cs"])):
-        if group == 4:
-            step = p[f"{name}_bs"]
-            assert step == 1, f"{name}: 16-byte batch loads of a batch that is not contiguous"
-            trace.vec4_starts.extend((name, int(i)) for i in
-                                     (at.ravel()[None, :] + starts[:, None]).ravel())
     wide = np.complex128 if np.iscomplexobj(a_buf) else np.float64
     for bi in range(batch):
         a = a_buf[p["a_off"] + bi * p["a_bs"] + rows * p["a_rs"] + ks[None, :] * p["a_cs"]]

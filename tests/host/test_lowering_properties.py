@@ -217,52 +217,6 @@ def test_a_misaligned_vector_load_cannot_be_constructed():
         spec(bad, vec_a=False)
 
 
-@pytest.mark.parametrize("batch, lead, vec", [(4, 0, True), (12, 0, True), (20, 0, True),
-                                               (13, 0, False), (12, 1, False)])
-@pytest.mark.parametrize("dtype", [DType.F32, DType.C32])
-def test_batch_first_products_load_4_entries_at_once_where_the_groups_align(batch, lead, vec,
-                                                                             dtype):
-    """gemm_batch_tiled reads 4 consecutive batch entries per 16-byte load when the batch is
-    contiguous and every group of 4 starts aligned (f32 only); a batch of 20 leaves a short
-    last tile, 13 and an offset of 1 read one entry per load. Results match numpy exactly."""
-    rng = np.random.default_rng(batch + lead)
-    m, k, n = 37, 9, 21
-    lview = ViewLayout((batch, m, k), (1, batch, batch * m), lead)
-    rview = ViewLayout((batch, k, n), (1, batch, batch * k), 0)
-    lflat = small_ints(rng, lead + batch * m * k, dtype)
-    rflat = small_ints(rng, batch * k * n, dtype)
-    cfg = DotGeneralConfig.of([2], [1], [0], [0])
-    plan = plan_dot_general(dtype, lview, dtype, rview, cfg, batch_first=True)
-    program = lower_dot_general(OP, AdapterProfile(cpu=False), plan, lview, rview)
-    (launch,) = program.launches
-    constants = dict(launch.key.constants)
-    assert launch.key.name == "gemm_batch_tiled"
-    assert (constants["VEC_A"], constants["VEC_B"]) == \
-        (str(vec and dtype is DType.F32).lower(),
-         str(batch % 4 == 0 and dtype is DType.F32).lower())
-    out, trace = run_program(program, [lflat, rflat], dtype.numpy)
-    np.testing.assert_array_equal(
-        out[: plan.out_size],
-        reference(gather(lflat, lview), gather(rflat, rview), cfg, (False, False))
-        .transpose(2, 0, 1).reshape(-1, order="F"))
-    assert all(index % 4 == 0 for _, index in trace.vec4_starts)
-    assert bool(trace.vec4_starts) == (constants["VEC_A"] == "true" or
-                                       constants["VEC_B"] == "true")
-
-
-def test_misaligned_batch_loads_cannot_be_constructed():
-    def spec(a_access, vec_a=True):
-        return BatchTiledSpec("f32", 8, 8, 8, 64, 64, 64, 16, a_access,
-                              OperandAccess(0, 16, 1024, 1), False, False, vec_a, False)
-
-    spec(OperandAccess(0, 16, 1024, 1))
-    for bad in (OperandAccess(2, 16, 1024, 1), OperandAccess(0, 18, 1024, 1),
-                OperandAccess(0, 16, 1026, 1), OperandAccess(0, 16, 1024, 0)):
-        with pytest.raises(ValueError, match="aligned"):
-            spec(bad)
-        spec(bad, vec_a=False)
-
-
 def test_vector_stores_of_c_need_whole_vectors_of_rows(monkeypatch):
     from tenferro_web.lowering import gemm
 

@@ -194,8 +194,6 @@ class BatchTiledSpec:
     b: OperandAccess
     a_conj: bool
     b_conj: bool
-    vec_a: bool = False  # A's tile loads take 4 consecutive batch entries per 16-byte load
-    vec_b: bool = False
 
     NB = 8  # batch entries per workgroup: 8 f32 fill a 32-byte sector
 
@@ -207,10 +205,6 @@ class BatchTiledSpec:
                              f"alike: {self}")
         if abs(self.a.step) > 1 or abs(self.b.step) > 1:
             raise ValueError(f"the batch must be consecutive or broadcast: {self}")
-        if (self.vec_a and not batch_vec4_aligned(self.scalar, self.a, self.bk * self.tm // 4)) \
-                or (self.vec_b and not batch_vec4_aligned(self.scalar, self.b,
-                                                          self.bk * self.tn // 8)):
-            raise ValueError(f"16-byte batch loads need aligned f32 batch groups: {self}")
         if min(self.m, self.n, self.k, self.batch) < 1:
             raise ValueError(f"empty GEMMs are not launched: {self}")
 
@@ -238,13 +232,10 @@ class BatchTiledSpec:
 
     @property
     def key(self) -> KernelKey:
-        ga, gb = (VEC if self.vec_a else 1), (VEC if self.vec_b else 1)
         return KernelKey.of("gemm_batch_tiled", SCALAR=self.scalar, TM=self.tm, TN=self.tn,
                             BK=self.bk, NB=self.NB, LANES=self.lanes,
-                            SHARED=self.shared_vectors, VEC_A=str(self.vec_a).lower(),
-                            VEC_B=str(self.vec_b).lower(), GROUP_A=ga, GROUP_B=gb,
-                            LOADS_A=self.bk * self.tm // (4 * ga),
-                            LOADS_B=self.bk * self.tn // (8 * gb), STORES=self.tm)
+                            SHARED=self.shared_vectors, LOADS_A=self.bk * self.tm // 4,
+                            LOADS_B=self.bk * self.tn // 8, STORES=self.tm)
 
     def words(self, op: str) -> tuple[int, ...]:
         tiles_m, tiles_n = self.tiles
@@ -380,14 +371,6 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
                     plan.k, k_step if chunks > 1 else 0)
 
 
-def batch_vec4_aligned(scalar: str, access: OperandAccess, loads: int) -> bool:
-    """Whether ``gemm_batch_tiled`` can load 4 consecutive batch entries of this operand at
-    once: f32, the batch contiguous, every group (from a multiple of 4 entries) 16-byte
-    aligned, and an invocation's ``loads`` single-entry loads per tile whole groups."""
-    return scalar == "f32" and access.step == 1 and loads % VEC == 0 \
-        and all(x % VEC == 0 for x in (access.offset, access.row_stride, access.col_stride))
-
-
 # gemm_batch_tiled's (TM, TN) per scalar; BK is the deepest of BATCH_BK that fits the
 # device's workgroup memory.
 BATCH_TILES = {"f32": (8, 8), "c32": (4, 4)}
@@ -401,13 +384,10 @@ def batch_tiled_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool
     a, b = plan.lhs, plan.rhs
     scalar = "c32" if plan.dtype is DType.C32 else "f32"
     tm, tn = BATCH_TILES[scalar]
-    a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride)
-    b_access = OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride)
-    specs = [BatchTiledSpec(scalar, tm, tn, bk, plan.m, plan.n, plan.k, plan.batch, a_access,
-                            b_access, a_conj, b_conj,
-                            batch_vec4_aligned(scalar, a_access, bk * tm // 4),
-                            batch_vec4_aligned(scalar, b_access, bk * tn // 8))
-             for bk in BATCH_BK]
+    specs = [BatchTiledSpec(scalar, tm, tn, bk, plan.m, plan.n, plan.k, plan.batch,
+                            OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride),
+                            OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride),
+                            a_conj, b_conj) for bk in BATCH_BK]
     return next((s for s in specs if 16 * s.shared_vectors <= profile.max_workgroup_bytes),
                 specs[-1])
 
