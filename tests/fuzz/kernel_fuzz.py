@@ -37,7 +37,7 @@ KINDS = ("dot",) * 12 + ("transpose",) * 4 + ("compact",) * 2 + ("einsum",) * 3 
 # (4096) and the 16-byte loads' lanes (odd lengths and offsets leave partial vectors).
 SUM_EXTENTS = (1, 3, 4, 7, 31, 32, 33, 64, 255, 1000, 4095, 4096, 4097, 9001, 70_001)
 # Batches around the batch-first GEMM's edges: below its minimum (8), partial and whole warps,
-# and multiples of 4 that are not of 8 (16-byte batch loads, a short last tile).
+# and multiples of 4 that are not of 8 (a workgroup's last 8 entries half empty).
 BATCH_EXTENTS = (1, 2, 3, 5, 8, 9, 12, 31, 32, 33, 36, 64, 70)
 LETTERS = "abcdefghij"
 # The lane a reproducer names: Pyodide runs the browser transport (Chromium, or Node + Dawn).
