@@ -17,6 +17,8 @@ CASES = (
     ("f32 batch 64x512", 512, 512, 512, 64, "float32", 10),
     # an attention score product: a short K and a 256 MiB output
     ("f32 batch 64x1024 K64", 1024, 1024, 64, 64, "float32", 10),
+    # numpy's bij,bjk->bik with sizes that are not powers of two: M not a multiple of 4
+    ("f32 batch 100x1023 K67", 1023, 1021, 67, 100, "float32", 10),
 )
 QUICK = (("f32 256", 256, 256, 256, 1, "float32", 5),
          ("c32 128", 128, 128, 128, 1, "complex64", 5),
@@ -26,7 +28,8 @@ TRIALS = 5
 # take a while to come back: on the H200 the SM clock moves between 345 and 1980 MHz).
 WARMUP_SECONDS = 0.3
 # The cases bench/gemm_sweep.py times with each tile candidate (one per kind of tile choice).
-SWEPT = ("f32 1024", "f32 4096", "c32 4096", "f32 batch 64x512", "f32 batch 64x1024 K64")
+SWEPT = ("f32 1024", "f32 4096", "c32 4096", "f32 batch 64x512", "f32 batch 64x1024 K64",
+         "f32 batch 100x1023 K67")
 
 
 def operands(name: str, m: int, n: int, k: int, batch: int, dtype: str):

@@ -28,11 +28,12 @@ from gemm_lane import POOL, run_cases  # noqa: E402
 Tiles = gemm.Tiles
 # (scalar, big) -> candidates; the cases of that class are timed with each.
 CANDIDATES = {
-    ("f32", True): (Tiles(8, 8, 8, 1), Tiles(8, 8, 8, 1, vec_c=True), Tiles(16, 8, 8, 1),
-                    Tiles(8, 16, 8, 1), Tiles(8, 4, 16, 1), Tiles(4, 8, 16, 1),
-                    Tiles(4, 4, 16, 2), Tiles(4, 4, 16, 2, vec_c=True)),
-    ("f32", False): (Tiles(4, 4, 16, 2), Tiles(4, 4, 16, 2, vec_c=True), Tiles(8, 4, 16, 1),
-                     Tiles(4, 8, 16, 1), Tiles(8, 8, 8, 1), Tiles(8, 8, 8, 1, vec_c=True)),
+    ("f32", True): (Tiles(8, 8, 8, 1), Tiles(8, 8, 8, 1, vec_c=True),
+                    Tiles(8, 8, 8, 1, vec_c=True, spread_m=True), Tiles(8, 8, 8, 1, spread_m=True),
+                    Tiles(16, 8, 8, 1), Tiles(4, 4, 16, 2, vec_c=True)),
+    ("f32", False): (Tiles(4, 4, 16, 2), Tiles(4, 4, 16, 2, vec_c=True),
+                     Tiles(4, 4, 16, 2, spread_m=True), Tiles(8, 4, 16, 1),
+                     Tiles(8, 8, 8, 1, vec_c=True)),
     ("c32", True): (Tiles(4, 4, 8, 1), Tiles(8, 4, 8, 1), Tiles(4, 8, 8, 1), Tiles(8, 8, 8, 1)),
 }
 
@@ -64,9 +65,9 @@ async def main(argv: list[str]) -> int:
             gemm.GPU_TILES[klass] = (tiles,)
             tw.api.forget_programs()  # or a repeated call reuses the last candidate's program
             label = (f"{tiles.tm}x{tiles.tn} BK={tiles.bk} buffers={tiles.buffers}"
-                     + (" vec C" if tiles.vec_c else ""))
+                     + (" vec C" if tiles.vec_c else "") + (" spread M" if tiles.spread_m else ""))
             [row] = await run_cases(rt, [case], log=lambda line, label=label:
-                                    print(f"{label:<26}{line}", flush=True))
+                                    print(f"{label:<34}{line}", flush=True))
             rows.append({"tiles": label, **row})
     gemm.GPU_TILES.update(chosen)
     tw.api.forget_programs()

@@ -18,7 +18,10 @@
 // component stores. The loads of the next tile are in flight while this one is multiplied;
 // with BUFFERS = 2 the tiles are double-buffered (one barrier per tile), with 1 the stores wait
 // for a second barrier. With VEC_C (f32, M a multiple of 4) each invocation writes its LANES
-// consecutive rows of a column as one 16-byte store. Every loop with a constant trip
+// consecutive rows of a column as one 16-byte store. With SPREAD_M (f32, for an M where 16-byte
+// stores would start unaligned) an invocation owns rows lid.x + 16*i instead and reads them from
+// the tile one scalar each, so that a warp's store covers 16 consecutive rows of a column (whole
+// 32-byte sectors) rather than every fourth one. Every loop with a constant trip
 // count is unrolled at render time, so the register blocks are indexed with constants and
 // stay in registers.
 // (params: see gemm_common.wgsl)
@@ -216,6 +219,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let b_cur = (t % BUFFERS) * B_TILE;
     // unroll
     for (var kk = 0u; kk < {{BK}}u; kk++) {
+#if SPREAD_M
+      // Row lid.x + 16*i is word lid.x % 4 of vector lid.x / 4 + 4*i of the tile's row kk.
+      // unroll
+      for (var i = 0u; i < {{TM}}u; i++) {
+        av[i] = a_tile[a_cur + kk * BMV + lid.x / 4u + (W / 4u) * i][lid.x % 4u];
+      }
+#else
       // unroll
       for (var g = 0u; g < {{TM}}u / {{LANES}}u; g++) {
         let v = a_tile[a_cur + kk * BMV + lid.x + W * g];
@@ -224,6 +234,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
           av[g * LANES + e] = lane_of(v, e);
         }
       }
+#endif
       // unroll
       for (var g = 0u; g < {{TN}}u / {{LANES}}u; g++) {
         let v = b_tile[b_cur + kk * BNV + lid.y + W * g];
@@ -277,7 +288,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 #else
   // unroll
   for (var i = 0u; i < {{TM}}u; i++) {
+#if SPREAD_M
+    let m = m_base + lid.x + W * i;
+#else
     let m = m_base + LANES * (lid.x + W * (i / LANES)) + i % LANES;
+#endif
     // unroll
     for (var j = 0u; j < {{TN}}u; j++) {
       let n = n_base + LANES * (lid.y + W * (j / LANES)) + j % LANES;

@@ -80,6 +80,8 @@ async def test_shapes_against_numpy_exactly(selenium, dtype, kernels):
         ((65, 33), (33, 70), [1], [0], [], []),               # odd sizes across tiles
         ((33, 65), (70, 33), [0], [1], [], []),               # both read transposed
         ((70, 9, 3), (9, 66, 3), [1], [0], [2], [2]),         # batched, GPU tiles
+        ((129, 3, 64), (3, 130, 64), [1], [0], [2], [2]),     # 128 x 128 tiles, M odd
+        ((132, 3, 64), (3, 129, 64), [1], [0], [2], [2]),     # 128 x 128 tiles, M of 4s
         ((130, 20), (20, 3), [1], [0], [], []),               # thin output: blocked on GPUs
         ((1, 1), (1, 1), [1], [0], [], []),
         ((17, 3, 2), (3, 17), [1, 0], [0, 1], [], []),        # scalar-free contraction

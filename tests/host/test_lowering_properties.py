@@ -206,8 +206,8 @@ def test_the_two_reported_split_k_shapes_lower_to_aligned_loads():
 
 def test_a_misaligned_vector_load_cannot_be_constructed():
     def spec(a_access, vec_a=True):
-        return GemmSpec("f32", True, 4, 4, 16, 2, True, True, vec_a, False, False, 64, 64, 1024,
-                        9, a_access, OperandAccess(0, 1, 64, 1024), False, False, 9000, 1024)
+        return GemmSpec("f32", True, 4, 4, 16, 2, True, True, vec_a, False, False, False, 64, 64,
+                        1024, 9, a_access, OperandAccess(0, 1, 64, 1024), False, False, 9000, 1024)
 
     spec(OperandAccess(0, 9000, 1, 1024))
     for bad in (OperandAccess(2, 9000, 1, 1024), OperandAccess(0, 9002, 1, 1024),
@@ -222,21 +222,26 @@ def test_vector_stores_of_c_need_whole_vectors_of_rows(monkeypatch):
 
     access = OperandAccess(0, 1, 64, 0)
 
-    def spec(scalar, m):
-        return GemmSpec(scalar, True, 4, 4, 16, 1, False, False, False, False, True, m, 64, 64,
-                        1, access, access, False, False, 64, 0)
+    def spec(scalar, m, vec_c=True, spread_m=False):
+        return GemmSpec(scalar, True, 4, 4, 16, 1, False, False, False, False, vec_c, spread_m,
+                        m, 64, 64, 1, access, access, False, False, 64, 0)
 
     spec("f32", 132)
+    spec("f32", 130, vec_c=False, spread_m=True)
     with pytest.raises(ValueError, match="multiple of 4"):
         spec("f32", 130)
-    with pytest.raises(ValueError, match="f32 gemm_tiled variant"):
-        spec("c32", 132)
+    for bad in (("c32", 132), ("c32", 130, False, True), ("f32", 132, True, True)):
+        with pytest.raises(ValueError, match="f32 gemm_tiled variant"):
+            spec(*bad)
     for big in (True, False):  # a table asking for them gets them where M allows
-        monkeypatch.setitem(gemm.GPU_TILES, ("f32", big), (gemm.Tiles(4, 4, 16, 2, True),))
-    for m, wanted in ((130, False), (132, True)):
-        plan = plan_dot_general(DType.F32, ViewLayout((m, 64), (1, m), 0), DType.F32,
+        monkeypatch.setitem(gemm.GPU_TILES, ("f32", big),
+                            (gemm.Tiles(4, 4, 16, 2, vec_c=True, spread_m=True),))
+    for m, dtype, vec_c, spread_m in ((130, DType.F32, False, True), (132, DType.F32, True, False),
+                                      (130, DType.C32, False, False)):
+        plan = plan_dot_general(dtype, ViewLayout((m, 64), (1, m), 0), dtype,
                                 ViewLayout((64, 64), (1, 64), 0), DotGeneralConfig.of([1], [0]))
-        assert gemm.gemm_spec(AdapterProfile(cpu=False), plan).vec_c is wanted
+        launch = gemm.gemm_spec(AdapterProfile(cpu=False), plan)
+        assert (launch.vec_c, launch.spread_m) == (vec_c, spread_m)
 
 
 # --- limits: every parameter fits its word, or LimitExceeded before anything is enqueued ----
@@ -472,8 +477,8 @@ def test_tiles_that_are_not_whole_vectors_cannot_be_constructed():
     access = OperandAccess(0, 1, 64, 0)
 
     def spec(scalar, tm, bk, buffers=1):
-        return GemmSpec(scalar, True, tm, tm, bk, buffers, False, False, False, False, False, 64,
-                        64, 64, 1, access, access, False, False, 64, 0)
+        return GemmSpec(scalar, True, tm, tm, bk, buffers, False, False, False, False, False,
+                        False, 64, 64, 64, 1, access, access, False, False, 64, 0)
 
     spec("f32", 8, 8)
     spec("c32", 4, 8, 2)

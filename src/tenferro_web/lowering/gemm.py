@@ -78,6 +78,7 @@ class GemmSpec:
     vec_a: bool
     vec_b: bool
     vec_c: bool  # 16-byte stores of C
+    spread_m: bool  # rows 16 apart per invocation: a warp stores consecutive rows of C
     m: int
     n: int
     k: int
@@ -106,6 +107,9 @@ class GemmSpec:
                 raise ValueError(f"vector loads and stores are an f32 gemm_tiled variant: {self}")
         if self.vec_c and self.m % 4:
             raise ValueError(f"C's 16-byte stores need M a multiple of 4: {self}")
+        if self.spread_m and (not self.tiled or self.scalar != "f32" or self.vec_c):
+            raise ValueError(f"rows 16 apart are an f32 gemm_tiled variant for scalar stores of "
+                             f"C: {self}")
         if self.vec_a and not self.a.vec4_aligned(self.a_k_fast):
             raise ValueError(f"A's 16-byte loads would start unaligned: {self}")
         if self.vec_b and not self.b.vec4_aligned(not self.b_k_fast):
@@ -152,7 +156,8 @@ class GemmSpec:
             BUFFERS=self.buffers, LANES=self.lanes,
             A_K_FAST=str(self.a_k_fast).lower(), B_K_FAST=str(self.b_k_fast).lower(),
             VEC_A=str(self.vec_a).lower(), VEC_B=str(self.vec_b).lower(),
-            VEC_C=str(self.vec_c).lower(), LOADS_A=self.bk * self.WG * self.tm // groups,
+            VEC_C=str(self.vec_c).lower(), SPREAD_M=str(self.spread_m).lower(),
+            LOADS_A=self.bk * self.WG * self.tm // groups,
             LOADS_B=self.bk * self.WG * self.tn // groups)
 
     def words(self, op: str) -> tuple[int, ...]:
@@ -298,13 +303,16 @@ class Tiles:
     """gemm_tiled's shape: TM x TN scalars per invocation (tiles of 16*TM rows and 16*TN
     columns), BK deep, single- or double-buffered; with ``vec_c`` an f32 output whose M is a
     multiple of 4 is written in 16-byte stores (an invocation's 4 consecutive rows of a
-    column at once) rather than one scalar per store."""
+    column at once) rather than one scalar per store; with ``spread_m`` an f32 output stored
+    one scalar at a time (any M, or any M that ``vec_c`` leaves) is spread so that a warp's
+    store covers 16 consecutive rows."""
 
     tm: int
     tn: int
     bk: int
     buffers: int
     vec_c: bool = False
+    spread_m: bool = False
 
     def workgroup_bytes(self, itemsize: int) -> int:
         return self.buffers * self.bk * 16 * (self.tm + self.tn) * itemsize
@@ -362,11 +370,13 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
         vec_a = scalar == "f32" and a_access.vec4_aligned(a_k_fast)
         vec_b = scalar == "f32" and b_access.vec4_aligned(not b_k_fast)  # B's K axis is its rows
         vec_c = tiles.vec_c and scalar == "f32" and plan.m % 4 == 0
+        spread_m = tiles.spread_m and scalar == "f32" and not vec_c
     else:
         macs = plan.m * plan.n * plan.k * plan.batch
         tm, tn, bk, buffers = cpu_block(plan.m, macs), min(cpu_block(plan.n, macs), 8), 0, 0
-        a_k_fast = b_k_fast = vec_a = vec_b = vec_c = False
+        a_k_fast = b_k_fast = vec_a = vec_b = vec_c = spread_m = False
     return GemmSpec(scalar, tiled, tm, tn, bk, buffers, a_k_fast, b_k_fast, vec_a, vec_b, vec_c,
+                    spread_m,
                     plan.m, plan.n, k, batch, a_access, b_access, a_conj, b_conj,
                     plan.k, k_step if chunks > 1 else 0)
 
