@@ -304,6 +304,7 @@ def chosen(steps: dict, names: str | None) -> dict:
 
 
 PROFILED = "bij,bjk|chained|MPS|8192^2 f32 all|transpose 8192"
+ORDER_PROBE = "transpose|permute|sum 8192|sum batched"
 # Dawn rounds timestamp queries to 2^16 ns unless told not to (a page cannot; a Node host can).
 UNQUANTIZED = "disable-dawn-features=timestamp_quantization"
 
@@ -323,7 +324,11 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
             "dawn-profile": node + workloads + ["--profile", "--only", PROFILED],
             "native-profile": [sys.executable, str(ROOT / "bench/workloads.py"), "--size", "h200",
                                "--profile", "--only", PROFILED],
-            "dawn-sums": steps["dawn-sums"]}
+            "dawn-sums": steps["dawn-sums"],
+            # the sums after the permutations, as in the suite, and with the pool emptied before
+            # each case: whether the slow Dawn sums follow the memory the earlier cases left
+            "dawn-order": node + workloads + ["--only", ORDER_PROBE],
+            "dawn-order-trimmed": node + workloads + ["--only", ORDER_PROBE, "--trim-pool"]}
     report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv),
                     "versions": versions(args.bundle.resolve(), args.work, env),
                     "nvidia_smi": nvidia_smi(), "rows": []}
@@ -332,7 +337,7 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
                                 args.out / f"{step}.log", timeout=420)
         if step.endswith("fuzz"):
             report[step] = fuzz_summary(code, text)
-        elif step.endswith(("profile", "sums")):
+        elif step.endswith(("profile", "sums", "order", "trimmed")):
             continue  # read in their logs
         elif step.endswith("ceiling"):
             report[step] = result_of(text) or {"exit": code, "error": text.splitlines()[-5:]}

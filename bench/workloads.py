@@ -264,10 +264,13 @@ async def profiled(call: Callable[[], Any], wait: Callable[[], Any], reps: int, 
 
 
 async def run_ours(rt, lane: str, cases: list[Workload], log=print,
-                   profile: bool = False) -> list[dict]:
+                   profile: bool = False, trim_pool: bool = False) -> list[dict]:
     timestamps = "timestamp-query" in rt.adapter.features
     rows = []
     for case in cases:
+        if trim_pool:  # every earlier case's buffers back to the device first
+            await rt.synchronize()
+            rt.device.buffers.trim()
         arrays = case.operands()
         tensors = [rt.upload(a) for a in arrays]
         call = call_ours(case)
@@ -366,6 +369,9 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--batch-tiles", default="",
                         help="gemm_batch_tiled's f32 tiles to try in turn, TMxTNxBK (',' "
                              "between): each runs the cases with that tile alone")
+    parser.add_argument("--trim-pool", action="store_true",
+                        help="give the storage pool's free buffers back to the device before "
+                             "each case (does an earlier case's memory slow a later one?)")
     args = parser.parse_args(argv)
     only = args.only.split("|")
     cases = [c for c in workloads(args.size) if any(o in c.name for o in only)]
@@ -388,7 +394,7 @@ async def main(argv: list[str]) -> int:
         if args.batch_tiles:
             rows = await sweep_batch_tiles(rt, lane, cases, args.batch_tiles.split(","), log)
         else:
-            rows = await run_ours(rt, lane, cases, log, args.profile)
+            rows = await run_ours(rt, lane, cases, log, args.profile, args.trim_pool)
     print("RESULT " + json.dumps({**result, "rows": rows}), flush=True)
     return 0
 
