@@ -20,7 +20,7 @@
 // for a second barrier. With VEC_C (f32, M a multiple of 4) each invocation writes its LANES
 // consecutive rows of a column as one 16-byte store. With SPREAD_M (f32, for an M where 16-byte
 // stores would start unaligned) an invocation owns rows lid.x + 16*i instead and reads them from
-// the tile one scalar each, so that a warp's store covers 16 consecutive rows of a column (whole
+// A's tile (then of scalars) one 4-byte load each, so that a warp's store covers 16 consecutive rows of a column (whole
 // 32-byte sectors) rather than every fourth one. Every loop with a constant trip
 // count is unrolled at render time, so the register blocks are indexed with constants and
 // stay in registers.
@@ -66,7 +66,12 @@ const B_TILE: u32 = BK * BNV;
 // f32 words per scalar.
 const WORDS: u32 = 4u / LANES;
 
+#if SPREAD_M
+// Scalars (f32 words), so that an invocation's rows 16 apart are plain 4-byte loads.
+var<workgroup> a_tile: array<f32, BUFFERS * A_TILE * 4u>;
+#else
 var<workgroup> a_tile: array<vec4<f32>, BUFFERS * A_TILE>;
+#endif
 var<workgroup> b_tile: array<vec4<f32>, BUFFERS * B_TILE>;
 
 // The group of LANES scalars of A from (m, k) along its fast axis; zeros past the edges.
@@ -129,7 +134,15 @@ fn b_group(l: u32) -> vec2<u32> {
 
 fn store_a(base: u32, at: vec2<u32>, group: vec4<f32>) {
   if (!A_K_FAST) {
+#if SPREAD_M
+    let word = (base + at.x * BMV + at.y / LANES) * 4u;
+    // unroll
+    for (var e = 0u; e < 4u; e++) {
+      a_tile[word + e] = group[e];
+    }
+#else
     a_tile[base + at.x * BMV + at.y / LANES] = group;
+#endif
     return;
   }
   let lane = at.y % LANES;
@@ -137,7 +150,12 @@ fn store_a(base: u32, at: vec2<u32>, group: vec4<f32>) {
   for (var e = 0u; e < {{LANES}}u; e++) {
     // unroll
     for (var w = 0u; w < 4u / {{LANES}}u; w++) {
+#if SPREAD_M
+      a_tile[(base + (at.x + e) * BMV + at.y / LANES) * 4u + lane * WORDS + w] =
+          group[e * WORDS + w];
+#else
       a_tile[base + (at.x + e) * BMV + at.y / LANES][lane * WORDS + w] = group[e * WORDS + w];
+#endif
     }
   }
 }
@@ -220,10 +238,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     // unroll
     for (var kk = 0u; kk < {{BK}}u; kk++) {
 #if SPREAD_M
-      // Row lid.x + 16*i is word lid.x % 4 of vector lid.x / 4 + 4*i of the tile's row kk.
       // unroll
       for (var i = 0u; i < {{TM}}u; i++) {
-        av[i] = a_tile[a_cur + kk * BMV + lid.x / 4u + (W / 4u) * i][lid.x % 4u];
+        av[i] = a_tile[(a_cur + kk * BMV) * 4u + lid.x + W * i];
       }
 #else
       // unroll
