@@ -19,11 +19,11 @@
 // with BUFFERS = 2 the tiles are double-buffered (one barrier per tile), with 1 the stores wait
 // for a second barrier. With VEC_C (f32, M a multiple of 4) each invocation writes its LANES
 // consecutive rows of a column as one 16-byte store. With SPREAD_M (f32, for an M where 16-byte
-// stores would start unaligned) an invocation owns rows lid.x + 16*i instead and reads them from
-// A's tile (then of scalars) one 4-byte load each, so that a warp's store covers 16 consecutive rows of a column (whole
-// 32-byte sectors) rather than every fourth one. Every loop with a constant trip
-// count is unrolled at render time, so the register blocks are indexed with constants and
-// stay in registers.
+// stores would start unaligned) an invocation owns rows lid.x + 16*i instead, read one 4-byte
+// load each from A's tile (then kept in scalars), so that a warp's store covers 16 consecutive
+// rows of a column (whole 32-byte sectors) rather than every fourth one. Every loop with a
+// constant trip count is unrolled at render time, so the register blocks are indexed with
+// constants and stay in registers.
 // (params: see gemm_common.wgsl)
 
 #include "scalar_{{SCALAR}}.wgsl"
