@@ -256,9 +256,9 @@ def main() -> int:
     if args.workloads:
         return run_workloads(args, env, node, steps)
     for step, cmd in chosen(steps, args.steps).items():
-        copies = step.endswith(("copies", "batch"))  # timed by timestamp queries
-        code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED} if copies
-                                else env, args.out / f"{step}.log", timeout=420 if copies else 240)
+        timed = step.endswith(("copies", "batch", "sweep"))  # compared by timestamp queries
+        code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED} if timed
+                                else env, args.out / f"{step}.log", timeout=420 if timed else 240)
         if step.endswith("fuzz"):
             report[step] = fuzz_summary(code, text)
         elif step.endswith(("sums", "families")):
@@ -328,7 +328,9 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
             # the sums after the permutations, as in the suite, and with the pool emptied before
             # each case: whether the slow Dawn sums follow the memory the earlier cases left
             "dawn-order": node + workloads + ["--only", ORDER_PROBE],
-            "dawn-order-trimmed": node + workloads + ["--only", ORDER_PROBE, "--trim-pool"]}
+            "dawn-order-trimmed": node + workloads + ["--only", ORDER_PROBE, "--trim-pool"],
+            # the plain vec4 sum over 12 sources, each placed after other buffers came and went
+            "dawn-placement": [*node[:2], str(ROOT / "bench/ceiling/ceiling.mjs"), "256", "12"]}
     report: dict = {"python": platform.python_version(), "command": " ".join(sys.argv),
                     "versions": versions(args.bundle.resolve(), args.work, env),
                     "nvidia_smi": nvidia_smi(), "rows": []}
@@ -339,7 +341,7 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
             report[step] = fuzz_summary(code, text)
         elif step.endswith(("profile", "sums", "order", "trimmed")):
             continue  # read in their logs
-        elif step.endswith("ceiling"):
+        elif step.endswith(("ceiling", "placement")):
             report[step] = result_of(text) or {"exit": code, "error": text.splitlines()[-5:]}
         else:
             result = result_of(text)
