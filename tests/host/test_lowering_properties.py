@@ -236,10 +236,12 @@ def test_vector_stores_of_c_need_whole_vectors_of_rows(monkeypatch):
     for big in (True, False):  # a table asking for them gets them where M allows
         monkeypatch.setitem(gemm.GPU_TILES, ("f32", big),
                             (gemm.Tiles(4, 4, 16, 2, vec_c=True, spread_m=True),))
-    for m, dtype, vec_c, spread_m in ((130, DType.F32, False, True), (132, DType.F32, True, False),
-                                      (130, DType.C32, False, False)):
-        plan = plan_dot_general(dtype, ViewLayout((m, 64), (1, m), 0), dtype,
-                                ViewLayout((64, 64), (1, 64), 0), DotGeneralConfig.of([1], [0]))
+    for m, k, dtype, vec_c, spread_m in ((130, 64, DType.F32, False, True),
+                                         (132, 64, DType.F32, True, False),
+                                         (130, gemm.SPREAD_MAX_K + 1, DType.F32, False, False),
+                                         (130, 64, DType.C32, False, False)):
+        plan = plan_dot_general(dtype, ViewLayout((m, k), (1, m), 0), dtype,
+                                ViewLayout((k, 64), (1, k), 0), DotGeneralConfig.of([1], [0]))
         launch = gemm.gemm_spec(AdapterProfile(cpu=False), plan)
         assert (launch.vec_c, launch.spread_m) == (vec_c, spread_m)
 

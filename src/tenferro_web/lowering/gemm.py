@@ -304,8 +304,8 @@ class Tiles:
     columns), BK deep, single- or double-buffered; with ``vec_c`` an f32 output whose M is a
     multiple of 4 is written in 16-byte stores (an invocation's 4 consecutive rows of a
     column at once) rather than one scalar per store; with ``spread_m`` an f32 output stored
-    one scalar at a time (any M, or any M that ``vec_c`` leaves) is spread so that a warp's
-    store covers 16 consecutive rows."""
+    one scalar at a time (any M, or any M that ``vec_c`` leaves) with K at most SPREAD_MAX_K is
+    spread so that a warp's store covers 16 consecutive rows."""
 
     tm: int
     tn: int
@@ -325,8 +325,15 @@ class Tiles:
 # (0.480 / 0.635); 16 x 8 gave wgpu-native 0.739 at 4096 but Dawn 0.487. Small f32 (1024):
 # 4 x 4 BK 16 double-buffered 0.564 / 0.664, vector stores 0.546 / 0.685, 8 x 4 0.514 / 0.687.
 # C32 4096: 4 x 4 0.672 / 0.625, every other block slower in both lanes.
+# spread_m pays where the stores of C weigh (K short) and costs where the multiply-adds do (an
+# H100, bench/results/h100-spread-sweep.json, scalar stores against spread, kernels GFLOP/s
+# Dawn / wgpu-native): batch 100 x 1023^2 with K 67 18.4 -> 19.4 / 17.8 -> 20.6 thousand,
+# batch 64 x 1024^2 with K 64 (a proxy with scalar stores) 15.0 -> 21.3 / 19.7 -> 21.5; with K
+# 512-4096 Dawn moved -3% to +5% and wgpu-native lost 16-25% (4096 35.2 -> 28.9, 1024 24.6 ->
+# 18.5).
+SPREAD_MAX_K = 128
 GPU_TILES: dict[tuple[str, bool], tuple[Tiles, ...]] = {
-    ("f32", True): (Tiles(8, 8, 8, 1, vec_c=True),),
+    ("f32", True): (Tiles(8, 8, 8, 1, vec_c=True, spread_m=True),),
     ("f32", False): (Tiles(4, 4, 16, 2), Tiles(4, 4, 16, 1)),
     ("c32", True): (Tiles(4, 4, 8, 1),),
     ("c32", False): (Tiles(4, 4, 8, 1),),
@@ -370,7 +377,7 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
         vec_a = scalar == "f32" and a_access.vec4_aligned(a_k_fast)
         vec_b = scalar == "f32" and b_access.vec4_aligned(not b_k_fast)  # B's K axis is its rows
         vec_c = tiles.vec_c and scalar == "f32" and plan.m % 4 == 0
-        spread_m = tiles.spread_m and scalar == "f32" and not vec_c
+        spread_m = tiles.spread_m and scalar == "f32" and not vec_c and k <= SPREAD_MAX_K
     else:
         macs = plan.m * plan.n * plan.k * plan.batch
         tm, tn, bk, buffers = cpu_block(plan.m, macs), min(cpu_block(plan.n, macs), 8), 0, 0
