@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -292,6 +293,37 @@ def nvidia_smi() -> str | None:
     return smi.stdout.strip()
 
 
+def clock_sampler(path: Path) -> subprocess.Popen | None:
+    """nvidia-smi writing the SM clock every 20 ms to ``path`` (None without nvidia-smi)."""
+    try:
+        return subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm",
+                                 "--format=csv,noheader,nounits", "-lms", "20"],
+                                stdout=path.open("w"), stderr=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return None
+
+
+def note_clocks(rows: list[dict], samples: Path) -> None:
+    """Each row's SM clock over its trials' window: [lowest, highest] MHz sampled in it (the
+    sample nearest its start where none fell inside)."""
+    clock = []
+    for line in samples.read_text().splitlines():
+        stamp, _, mhz = line.partition(",")
+        try:  # nvidia-smi's local time, as time.time() in the lanes reads it
+            clock.append((datetime.strptime(stamp.strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp(),
+                          int(mhz)))
+        except ValueError:
+            continue
+    for r in rows:
+        if not clock or not r.get("window"):
+            continue
+        begin, end = r["window"]
+        inside = [mhz for t, mhz in clock if begin <= t <= end]
+        if not inside:
+            inside = [min(clock, key=lambda sample: abs(sample[0] - begin))[1]]
+        r["sm_mhz"] = [min(inside), max(inside)]
+
+
 def chosen(steps: dict, names: str | None) -> dict:
     """The steps named in ``--steps`` (all without it); an unknown name is an error."""
     if names is None:
@@ -335,8 +367,12 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
                     "versions": versions(args.bundle.resolve(), args.work, env),
                     "nvidia_smi": nvidia_smi(), "rows": []}
     for step, cmd in chosen(plan, args.steps).items():
+        sampler = clock_sampler(args.out / f"{step}.clocks")
         code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED},
                                 args.out / f"{step}.log", timeout=420)
+        if sampler:
+            sampler.terminate()
+            sampler.wait()
         if step.endswith("fuzz"):
             report[step] = fuzz_summary(code, text)
         elif step.endswith(("profile", "sums", "order", "trimmed")):
@@ -345,6 +381,8 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
             report[step] = result_of(text) or {"exit": code, "error": text.splitlines()[-5:]}
         else:
             result = result_of(text)
+            if result and sampler:
+                note_clocks(result["rows"], args.out / f"{step}.clocks")
             report["rows"].extend(result["rows"] if result else [])
             if result and "version" in result:  # torch's, from its own lane
                 report["versions"][step.removesuffix("-workloads")] = result["version"]
@@ -361,16 +399,17 @@ def print_workloads(report: dict) -> None:
     GB/s as a share of the lane's vec4 ceiling (copy for permutations, sum for reductions)."""
     rows = {(r["case"], r["lane"]): r for r in report["rows"]}
     cases = list(dict.fromkeys(r["case"] for r in report["rows"]))
-    print(f"\n{'case':<46}{'torch ms':>9}" + "".join(
-        f"{lane + ' wall':>13}{'x torch':>8}{'kernels':>9}{'x torch':>8}{'of ceil':>8}"
-        for lane in ("dawn", "native")))
+    mhz = lambda r: f"{r['sm_mhz'][0]:>6}" if r and r.get("sm_mhz") else f"{'':>6}"  # noqa: E731
+    print(f"\n{'case':<46}{'torch ms':>9}{'MHz':>6}" + "".join(
+        f"{lane + ' wall':>13}{'x torch':>8}{'kernels':>9}{'x torch':>8}{'of ceil':>8}{'MHz':>6}"
+        for lane in ("dawn", "native")) + "\n(MHz: the lowest SM clock sampled over the trials)")
     for case in cases:
         torch = rows.get((case, "torch"))
-        line = f"{case:<46}{torch['seconds'] * 1e3 if torch else 0:>9.3f}"
+        line = f"{case:<46}{torch['seconds'] * 1e3 if torch else 0:>9.3f}{mhz(torch)}"
         for lane in ("dawn", "native"):
             r = rows.get((case, lane))
             if not r:
-                line += f"{'-':>46}"
+                line += f"{'-':>52}"
                 continue
             kernel = r["kernel_seconds"] or 0
             ratio = torch["seconds"] / r["seconds"] if torch else 0
@@ -379,9 +418,7 @@ def print_workloads(report: dict) -> None:
                 {"permutation": "copy", "reduction": "sum"}.get(r["kind"], ""), {})
             share = r["bytes"] / kernel / 1e9 / ceiling["gbps"] if kernel and ceiling else 0
             line += (f"{r['seconds'] * 1e3:>13.3f}{ratio:>8.2f}{kernel * 1e3:>9.3f}"
-                     f"{kratio:>8.2f}{share:>8.2f}" if share else
-                     f"{r['seconds'] * 1e3:>13.3f}{ratio:>8.2f}{kernel * 1e3:>9.3f}"
-                     f"{kratio:>8.2f}{'':>8}")
+                     f"{kratio:>8.2f}" + (f"{share:>8.2f}" if share else f"{'':>8}") + mhz(r))
         print(line)
     for lane in ("dawn", "native"):
         c = report.get(f"{lane}-ceiling") or {}

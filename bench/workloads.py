@@ -7,14 +7,18 @@ every lane, and torch on CUDA alike (bench/h200.py runs all three on the H200).
         --module bench/workloads.py workloads:main [--size small|h200]         # Pyodide + Dawn
 
 The timing rule: operands uploaded once; one warm call (it compiles the pipelines), then calls
-for WARMUP_SECONDS (the GPU's clocks come up); then 5 trials of ``reps`` calls, each trial ending
-in ``await rt.synchronize()`` (torch: ``torch.cuda.synchronize()``); the median per call. Each
-call's output is dropped at once, as a loop in a user's code drops it. "kernel_seconds" is one
-more trial under ``rt.kernel_timer()``, per call, and "kernels_us" that trial's dispatches of
-one call, in order: each one's kernel and mean microseconds. Every case whose reference is
-cheap is checked against numpy on the same values. The last line is ``RESULT {json}``: one row
-per case with ``case``, ``lane``, ``seconds``, ``kernel_seconds``, ``kernels_us``, ``bytes``
-(memory a call must move at least) and ``flops``.
+for WARMUP_SECONDS; at the H200's sizes, then CLOCK_BURST_SECONDS of the lane's own 2048^2 f32
+matmuls back to back (a GPU clocks down while a host-bound lane keeps it partly idle, and comes
+back up only under load: every lane starts its trials at the clock a busy GPU runs at); then 5
+trials of ``reps`` calls, each trial ending in ``await rt.synchronize()`` (torch:
+``torch.cuda.synchronize()``); the median per call. Each call's output is dropped at once, as a
+loop in a user's code drops it. "kernel_seconds" is one more trial under ``rt.kernel_timer()``,
+per call, and "kernels_us" that trial's dispatches of one call, in order: each one's kernel and
+mean microseconds. Every case whose reference is cheap is checked against numpy on the same
+values. The last line is ``RESULT {json}``: one row per case with ``case``, ``lane``,
+``seconds``, ``kernel_seconds``, ``kernels_us``, ``bytes`` (memory a call must move at least),
+``flops`` and ``window`` (the wall-clock seconds since the epoch when its trials began and
+ended: bench/h200.py reads the GPU's clock over it).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import numpy as np
 
 TRIALS = 5
 WARMUP_SECONDS = 0.3
+CLOCK_BURST_SECONDS = 0.25  # the H200's SM clock climbs from 345 to 1980 MHz within 0.2 s of load
 CHECK_MAX_BYTES = 300 << 20  # operands and output a numpy check may hold (Pyodide's memory)
 CHECK_MAX_FLOPS = 2e9  # what numpy in Pyodide computes in a few seconds
 
@@ -209,8 +214,13 @@ def call_torch(case: Workload) -> Callable[..., Any]:
     return call(case, lambda x, axes: x.permute(*axes).contiguous(), operator.matmul, einsum)
 
 
-async def timed(call: Callable[[], Any], wait: Callable[[], Any], reps: int) -> float:
-    """Seconds per call by the module's rule (``wait`` is the lane's host barrier)."""
+Burst = Callable[[], Any] | None  # the lane's clock burst (an awaitable), or None
+
+
+async def timed(call: Callable[[], Any], wait: Callable[[], Any], reps: int,
+                burst: Burst) -> tuple[float, float]:
+    """Seconds per call by the module's rule (``wait`` is the lane's host barrier), and the
+    wall clock when the trials began."""
     call()
     await wait()
     warm_until = time.perf_counter() + WARMUP_SECONDS
@@ -218,6 +228,9 @@ async def timed(call: Callable[[], Any], wait: Callable[[], Any], reps: int) -> 
         for _ in range(reps):
             call()
         await wait()
+    if burst is not None:
+        await burst()
+    began = time.time()
     times = []
     for _ in range(TRIALS):
         start = time.perf_counter()
@@ -225,7 +238,18 @@ async def timed(call: Callable[[], Any], wait: Callable[[], Any], reps: int) -> 
             call()
         await wait()
         times.append((time.perf_counter() - start) / reps)
-    return statistics.median(times)
+    return statistics.median(times), began
+
+
+def clock_burst(matmul: Callable[[], Any], wait: Callable[[], Any]) -> Callable[[], Any]:
+    """CLOCK_BURST_SECONDS of ``matmul`` eight at a time, each eight ending in ``wait``."""
+    async def burst() -> None:
+        until = time.perf_counter() + CLOCK_BURST_SECONDS
+        while time.perf_counter() < until:
+            outs = [matmul() for _ in range(8)]
+            await wait()
+            del outs
+    return burst
 
 
 def row(case: Workload, lane: str, seconds: float, kernel: float | None, **extra) -> dict:
@@ -263,8 +287,8 @@ async def profiled(call: Callable[[], Any], wait: Callable[[], Any], reps: int, 
     log("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:4000])
 
 
-async def run_ours(rt, lane: str, cases: list[Workload], log=print,
-                   profile: bool = False, trim_pool: bool = False) -> list[dict]:
+async def run_ours(rt, lane: str, cases: list[Workload], log=print, profile: bool = False,
+                   trim_pool: bool = False, burst: Burst = None) -> list[dict]:
     timestamps = "timestamp-query" in rt.adapter.features
     rows = []
     for case in cases:
@@ -276,7 +300,8 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print,
         call = call_ours(case)
         pool = rt.device.buffers
         created = pool.allocations
-        seconds = await timed(lambda c=call, t=tensors: c(*t), rt.synchronize, case.reps)
+        seconds, began = await timed(lambda c=call, t=tensors: c(*t), rt.synchronize,
+                                     case.reps, burst)
         # buffers allocated while timed (a pooled workload allocates none after its warm call)
         allocated = pool.allocations - created
         kernel, per_kernel = None, None
@@ -290,6 +315,7 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print,
             per_kernel = [[timer.kernels[d][0], round(statistics.fmean(
                 timer.kernels[c * n + d][1] for c in range(case.reps)) * 1e6, 1)]
                 for d in range(n)]
+        ended = time.time()
         if profile:
             await profiled(lambda c=call, t=tensors: c(*t), rt.synchronize, case.reps, log)
         error = None
@@ -301,7 +327,7 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print,
             if error > 1e-4:
                 raise AssertionError(f"{case.name}: relative error {error:.2e} against numpy")
         rows.append(row(case, lane, seconds, kernel, relative_error=error,
-                        kernels_us=per_kernel, allocations=allocated))
+                        kernels_us=per_kernel, allocations=allocated, window=[began, ended]))
         log(describe(rows[-1]))
     return rows
 
@@ -331,7 +357,7 @@ async def sweep_batch_tiles(rt, lane: str, cases: list[Workload], tiles: list[st
     return rows
 
 
-async def run_torch(cases: list[Workload], log=print) -> list[dict]:
+async def run_torch(cases: list[Workload], log=print, burst: bool = False) -> list[dict]:
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -340,18 +366,21 @@ async def run_torch(cases: list[Workload], log=print) -> list[dict]:
     async def wait() -> None:
         torch.cuda.synchronize()
 
+    square = torch.rand(2048, 2048, device="cuda")
+    warmer = clock_burst(lambda: square @ square, wait) if burst else None
     rows = []
     for case in cases:
         tensors = [torch.from_numpy(a).cuda() for a in case.operands()]
         call = call_torch(case)
-        seconds = await timed(lambda c=call, t=tensors: c(*t), wait, case.reps)
+        seconds, began = await timed(lambda c=call, t=tensors: c(*t), wait, case.reps, warmer)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(case.reps):
             call(*tensors)
         end.record()
         torch.cuda.synchronize()
-        rows.append(row(case, "torch", seconds, start.elapsed_time(end) / 1e3 / case.reps))
+        rows.append(row(case, "torch", seconds, start.elapsed_time(end) / 1e3 / case.reps,
+                        window=[began, time.time()]))
         log(describe(rows[-1]))
     return rows
 
@@ -381,7 +410,7 @@ async def main(argv: list[str]) -> int:
         import torch
 
         result["version"] = f"torch {torch.__version__}"
-        rows = await run_torch(cases, log)
+        rows = await run_torch(cases, log, burst=args.size == "h200")
     else:
         import tenferro_web as tw
 
@@ -394,7 +423,12 @@ async def main(argv: list[str]) -> int:
         if args.batch_tiles:
             rows = await sweep_batch_tiles(rt, lane, cases, args.batch_tiles.split(","), log)
         else:
-            rows = await run_ours(rt, lane, cases, log, args.profile, args.trim_pool)
+            warmer = None
+            if args.size == "h200":
+                square = rt.upload(np.random.default_rng(0).random((2048, 2048), np.float32))
+                warmer = clock_burst(lambda: tw.dot_general(square, square, [1], [0]),
+                                     rt.synchronize)
+            rows = await run_ours(rt, lane, cases, log, args.profile, args.trim_pool, warmer)
     print("RESULT " + json.dumps({**result, "rows": rows}), flush=True)
     return 0
 
