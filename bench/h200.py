@@ -57,6 +57,9 @@ FUZZ_SEED = 20261205
 # gemm_batch_tiled's f32 tiles (TM x TN x BK) swept on the batch-first workloads
 BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
                "8x8x8,8x8x4,8x4x8,4x8x8,16x8x4,8x16x4"]
+# split-K's fill target (lowering/gemm's SPLIT_FILL_GROUPS) on the cases of small products
+FILL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained|matmul c32",
+              "--split-fill", "0,128,256,512,1024"]
 
 
 def unpack(bundle: Path, work: Path) -> dict[str, str]:
@@ -253,11 +256,15 @@ def main() -> int:
                  "dawn-batch": node + ["--module", str(ROOT / "bench/workloads.py"),
                                        "workloads:main", *BATCH_SWEEP],
                  "native-batch": native("workloads", *BATCH_SWEEP),
-                 "torch-batch": native("workloads", *BATCH_SWEEP[:4], "--lane", "torch")}
+                 "torch-batch": native("workloads", *BATCH_SWEEP[:4], "--lane", "torch"),
+                 "dawn-fill": node + ["--module", str(ROOT / "bench/workloads.py"),
+                                      "workloads:main", *FILL_SWEEP],
+                 "native-fill": native("workloads", *FILL_SWEEP),
+                 "torch-fill": native("workloads", *FILL_SWEEP[:4], "--lane", "torch")}
     if args.workloads:
         return run_workloads(args, env, node, steps)
     for step, cmd in chosen(steps, args.steps).items():
-        timed = step.endswith(("copies", "batch", "sweep"))  # compared by timestamp queries
+        timed = step.endswith(("copies", "batch", "fill", "sweep"))  # timestamp queries compared
         code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED} if timed
                                 else env, args.out / f"{step}.log", timeout=420 if timed else 240)
         if step.endswith("fuzz"):

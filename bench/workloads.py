@@ -332,27 +332,46 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print, profile: boo
     return rows
 
 
-async def sweep_batch_tiles(rt, lane: str, cases: list[Workload], tiles: list[str],
-                            log=print) -> list[dict]:
-    """The cases once per candidate of gemm_batch_tiled's f32 tile; rows name theirs."""
+def batch_tile_settings(tiles: str) -> list[tuple[str, dict[str, Any]]]:
+    """--batch-tiles: gemm_batch_tiled's f32 tile, TMxTN x BK, one setting per candidate."""
+    from tenferro_web.lowering import gemm
+
+    settings = []
+    for text in tiles.split(","):
+        tm, tn, bk = map(int, text.split("x"))
+        settings.append((f"gemm_batch_tiled f32 tile {text}",
+                         {"BATCH_TILES": {**gemm.BATCH_TILES, "f32": (tm, tn)}, "BATCH_BK": (bk,)}))
+    return settings
+
+
+def split_fill_settings(groups: str) -> list[tuple[str, dict[str, Any]]]:
+    """--split-fill: the workgroups split-K fills a GPU to (0: no such split)."""
+    return [(f"split-K fill {g}", {"SPLIT_FILL_GROUPS": int(g)}) for g in groups.split(",")]
+
+
+async def sweep_settings(rt, lane: str, cases: list[Workload],
+                         settings: list[tuple[str, dict[str, Any]]], log=print,
+                         burst: Burst = None) -> list[dict]:
+    """The cases once per setting of lowering/gemm's tables; rows name theirs."""
     import tenferro_web as tw
     from tenferro_web.lowering import gemm
 
-    chosen = gemm.BATCH_TILES["f32"], gemm.BATCH_BK
+    chosen = {name: getattr(gemm, name) for _, values in settings for name in values}
     rows = []
     try:
-        for text in tiles:
-            tm, tn, bk = map(int, text.split("x"))
-            gemm.BATCH_TILES["f32"], gemm.BATCH_BK = (tm, tn), (bk,)
+        for label, values in settings:
+            for name, value in values.items():
+                setattr(gemm, name, value)
             tw.api.forget_programs()
-            log(f"gemm_batch_tiled f32 tile {text}")
+            log(label)
             try:
-                rows.extend({**r, "batch_tile": text}
-                            for r in await run_ours(rt, lane, cases, log))
+                rows.extend({**r, "setting": label}
+                            for r in await run_ours(rt, lane, cases, log, burst=burst))
             except tw.TenferroError as error:  # e.g. more workgroup memory than the device has
                 log(f"  {type(error).__name__}: {error}")
     finally:
-        gemm.BATCH_TILES["f32"], gemm.BATCH_BK = chosen
+        for name, value in chosen.items():
+            setattr(gemm, name, value)
         tw.api.forget_programs()
     return rows
 
@@ -398,6 +417,9 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--batch-tiles", default="",
                         help="gemm_batch_tiled's f32 tiles to try in turn, TMxTNxBK (',' "
                              "between): each runs the cases with that tile alone")
+    parser.add_argument("--split-fill", default="",
+                        help="values of lowering/gemm's SPLIT_FILL_GROUPS to try in turn (',' "
+                             "between; 0: no split of a tiled product to fill the GPU)")
     parser.add_argument("--trim-pool", action="store_true",
                         help="give the storage pool's free buffers back to the device before "
                              "each case (does an earlier case's memory slow a later one?)")
@@ -420,14 +442,15 @@ async def main(argv: list[str]) -> int:
             rt, lane = tw.WebGpuRuntime.native(kernels=args.kernels), "native"
         log(f"{lane}: {rt.adapter.vendor} {rt.adapter.description}, kernels "
             f"{'cpu' if rt.device.profile.cpu else 'gpu'}")
-        if args.batch_tiles:
-            rows = await sweep_batch_tiles(rt, lane, cases, args.batch_tiles.split(","), log)
+        warmer = None
+        if args.size == "h200":
+            square = rt.upload(np.random.default_rng(0).random((2048, 2048), np.float32))
+            warmer = clock_burst(lambda: tw.dot_general(square, square, [1], [0]), rt.synchronize)
+        if args.batch_tiles or args.split_fill:
+            settings = batch_tile_settings(args.batch_tiles) if args.batch_tiles else []
+            settings += split_fill_settings(args.split_fill) if args.split_fill else []
+            rows = await sweep_settings(rt, lane, cases, settings, log, warmer)
         else:
-            warmer = None
-            if args.size == "h200":
-                square = rt.upload(np.random.default_rng(0).random((2048, 2048), np.float32))
-                warmer = clock_burst(lambda: tw.dot_general(square, square, [1], [0]),
-                                     rt.synchronize)
             rows = await run_ours(rt, lane, cases, log, args.profile, args.trim_pool, warmer)
     print("RESULT " + json.dumps({**result, "rows": rows}), flush=True)
     return 0

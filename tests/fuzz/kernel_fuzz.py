@@ -141,6 +141,9 @@ def dot_case(rng: np.random.Generator):
         # is both split and tiled on GPUs.
         m, n = [(64, 64), (64, 65), (65, 63), (63, 65), (1, 1), (3, 2), (1, 64), (17, 5)][
             int(rng.choice(8, p=[0.35, 0.1, 0.1, 0.05, 0.1, 0.1, 0.1, 0.1]))]
+        if rng.random() < 0.3:  # a tiled output of few workgroups: split on GPUs to fill them
+            m, n = int(rng.integers(64, 200)), int(rng.integers(64, 200))
+            k_ext = [int(rng.integers(512, 2100))]
         free_l, free_r, batch = [m], [n], []
     elif regime == "tiles":
         free_l, free_r = [int(rng.choice(TILE_EDGES))], [int(rng.choice(TILE_EDGES))]

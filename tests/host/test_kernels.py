@@ -142,6 +142,27 @@ def test_split_k_only_for_small_outputs_with_long_contractions():
     assert sum(s.job_k(j) for j in range(s.batch)) == 10_000
 
 
+def test_split_k_fills_a_gpu_where_the_output_gives_few_workgroups():
+    from tenferro_web.dtypes import DType
+    from tenferro_web.layout import dense_layout
+    from tenferro_web.lowering.gemm import SPLIT_FILL_GROUPS, gemm_spec
+    from tenferro_web.lowering.profile import AdapterProfile
+    from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
+
+    def spec(m, k, n, cpu=False):
+        p = plan_dot_general(DType.F32, dense_layout((m, k)), DType.F32, dense_layout((k, n)),
+                             DotGeneralConfig.of([1], [0]))
+        return gemm_spec(AdapterProfile(cpu), p)
+
+    s = spec(256, 4096, 256)  # 16 workgroups of 64 x 64: 16 chunks of 256 make 256
+    assert (s.batch, s.k, s.k_total) == (SPLIT_FILL_GROUPS // 16, 256, 4096)
+    assert sum(s.job_k(j) for j in range(s.batch)) == 4096
+    assert spec(256, 1000, 256).batch == 3          # no chunk shorter than 256 (the last cut)
+    assert spec(256, 4096, 256, cpu=True).batch == 1  # CPU adapters: gemm_blocked, no split
+    assert spec(1024, 4096, 1024).batch == 1        # 256 workgroups already
+    assert spec(256, 300, 256).batch == 1           # too short to split
+
+
 def test_grids_spread_over_two_dimensions():
     from tenferro_web.lowering.profile import AdapterProfile
 

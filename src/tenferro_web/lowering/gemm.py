@@ -33,6 +33,11 @@ SPLIT_MAX_OUTPUT = 4096
 SPLIT_MIN_K = 8192
 SPLIT_CHUNK = 1024
 SPLIT_MAX_CHUNKS = 256
+# On GPUs, a product whose output gives gemm_tiled fewer than SPLIT_FILL_GROUPS workgroups (the
+# number big_output deems enough to fill a large GPU) is split too, into chunks of K of at least
+# SPLIT_FILL_MIN_CHUNK, until it gives about that many.
+SPLIT_FILL_GROUPS = 256
+SPLIT_FILL_MIN_CHUNK = 256
 # Chunk lengths are multiples of this, so every chunk of a K-contiguous operand starts
 # 16-byte aligned when the operand does (vector loads stay usable).
 SPLIT_STEP_ALIGN = 64
@@ -287,12 +292,21 @@ def cpu_block(extent: int, macs: int) -> int:
     return 1 if extent == 1 else 4
 
 
-def split_k_chunks(plan: DotGeneralPlan) -> tuple[int, int]:
-    """(chunks, chunk length) of K for a small output with a long contraction; (1, 0) means no
-    split. Chunks are whole multiples of SPLIT_STEP_ALIGN, the last one cut at K."""
-    if plan.batch != 1 or plan.m * plan.n > SPLIT_MAX_OUTPUT or plan.k < SPLIT_MIN_K:
+def split_k_chunks(plan: DotGeneralPlan, output_groups: int | None = None) -> tuple[int, int]:
+    """(chunks, chunk length) of K for a small output with a long contraction, or for an output
+    of ``output_groups`` gemm_tiled workgroups (None: not tiled) that leaves a GPU idle; (1, 0)
+    means no split. Chunks are whole multiples of SPLIT_STEP_ALIGN, the last one cut at K."""
+    if plan.batch != 1:
         return 1, 0
-    wanted = min(SPLIT_MAX_CHUNKS, plan.k // SPLIT_CHUNK)
+    if plan.m * plan.n <= SPLIT_MAX_OUTPUT and plan.k >= SPLIT_MIN_K:
+        wanted = min(SPLIT_MAX_CHUNKS, plan.k // SPLIT_CHUNK)
+    elif output_groups is not None and output_groups < SPLIT_FILL_GROUPS:
+        wanted = min(SPLIT_MAX_CHUNKS, -(-SPLIT_FILL_GROUPS // output_groups),
+                     plan.k // SPLIT_FILL_MIN_CHUNK)
+    else:
+        return 1, 0
+    if wanted < 2:
+        return 1, 0
     step = -(-plan.k // wanted)
     step = -(-step // SPLIT_STEP_ALIGN) * SPLIT_STEP_ALIGN
     return -(-plan.k // step), step
@@ -359,7 +373,10 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
     or the packed copy)."""
     a, b = plan.lhs, plan.rhs
     scalar = "c32" if plan.dtype is DType.C32 else "f32"
-    chunks, k_step = split_k_chunks(plan)
+    tiled = not profile.cpu and plan.m >= 64 and plan.n >= 64
+    tiles = gpu_tiles(profile, scalar, plan) if tiled else None
+    groups = -(-plan.m // (16 * tiles.tm)) * -(-plan.n // (16 * tiles.tn)) if tiles else None
+    chunks, k_step = split_k_chunks(plan, groups)
     if chunks > 1:
         k, batch = k_step, chunks
         a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, k_step * a.col_stride)
@@ -368,9 +385,7 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
         k, batch = plan.k, plan.batch
         a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride)
         b_access = OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride)
-    tiled = not profile.cpu and plan.m >= 64 and plan.n >= 64
-    if tiled:
-        tiles = gpu_tiles(profile, scalar, plan)
+    if tiles:
         tm, tn = tiles.tm, tiles.tn
         bk, buffers = tiles.bk, tiles.buffers
         a_k_fast, b_k_fast = abs(a_access.col_stride) == 1, abs(b_access.row_stride) == 1
