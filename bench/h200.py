@@ -57,9 +57,12 @@ FUZZ_SEED = 20261205
 # gemm_batch_tiled's f32 tiles (TM x TN x BK) swept on the batch-first workloads
 BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
                "8x8x8,8x8x4,8x4x8,4x8x8,16x8x4,8x16x4"]
-# split-K's fill target (lowering/gemm's SPLIT_FILL_GROUPS) on the cases of small products
+# split-K's fill target on the cases of small products, and the sums' grids
 FILL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained|matmul c32",
-              "--split-fill", "0,128,256,512,1024"]
+              "--set", "gemm.SPLIT_FILL_GROUPS=0,128,256,512,1024"]
+SUMS_SWEEP = ["--size", "h200", "--only", "sum ",
+              "--set", "reduce.TREE_TARGET_GROUPS=1024,2048,4096,8192",
+              "--set", "reduce.ROWS_TARGET_INVOCATIONS=262144,524288,1048576,2097152"]
 
 
 def unpack(bundle: Path, work: Path) -> dict[str, str]:
@@ -260,11 +263,14 @@ def main() -> int:
                  "dawn-fill": node + ["--module", str(ROOT / "bench/workloads.py"),
                                       "workloads:main", *FILL_SWEEP],
                  "native-fill": native("workloads", *FILL_SWEEP),
-                 "torch-fill": native("workloads", *FILL_SWEEP[:4], "--lane", "torch")}
+                 "torch-fill": native("workloads", *FILL_SWEEP[:4], "--lane", "torch"),
+                 "dawn-grids": node + ["--module", str(ROOT / "bench/workloads.py"),
+                                       "workloads:main", *SUMS_SWEEP],
+                 "native-grids": native("workloads", *SUMS_SWEEP)}
     if args.workloads:
         return run_workloads(args, env, node, steps)
     for step, cmd in chosen(steps, args.steps).items():
-        timed = step.endswith(("copies", "batch", "fill", "sweep"))  # timestamp queries compared
+        timed = step.endswith(("copies", "batch", "fill", "grids", "sweep"))  # by timestamps
         code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED} if timed
                                 else env, args.out / f"{step}.log", timeout=420 if timed else 240)
         if step.endswith("fuzz"):

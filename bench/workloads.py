@@ -24,6 +24,7 @@ ended: bench/h200.py reads the GPU's clock over it).
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import json
 import operator
@@ -340,28 +341,38 @@ def batch_tile_settings(tiles: str) -> list[tuple[str, dict[str, Any]]]:
     for text in tiles.split(","):
         tm, tn, bk = map(int, text.split("x"))
         settings.append((f"gemm_batch_tiled f32 tile {text}",
-                         {"BATCH_TILES": {**gemm.BATCH_TILES, "f32": (tm, tn)}, "BATCH_BK": (bk,)}))
+                         {"gemm.BATCH_TILES": {**gemm.BATCH_TILES, "f32": (tm, tn)},
+                          "gemm.BATCH_BK": (bk,)}))
     return settings
 
 
-def split_fill_settings(groups: str) -> list[tuple[str, dict[str, Any]]]:
-    """--split-fill: the workgroups split-K fills a GPU to (0: no such split)."""
-    return [(f"split-K fill {g}", {"SPLIT_FILL_GROUPS": int(g)}) for g in groups.split(",")]
+def constant_settings(assignment: str) -> list[tuple[str, dict[str, Any]]]:
+    """--set MODULE.NAME=V1,V2,...: a constant of tenferro_web.lowering.MODULE, one setting per
+    value (Python literals)."""
+    target, _, values = assignment.partition("=")
+    return [(f"{target}={value}", {target: ast.literal_eval(value)})
+            for value in values.split(",")]
 
 
 async def sweep_settings(rt, lane: str, cases: list[Workload],
                          settings: list[tuple[str, dict[str, Any]]], log=print,
                          burst: Burst = None) -> list[dict]:
-    """The cases once per setting of lowering/gemm's tables; rows name theirs."""
-    import tenferro_web as tw
-    from tenferro_web.lowering import gemm
+    """The cases once per setting of the lowering's constants (``MODULE.NAME`` of
+    tenferro_web.lowering); rows name theirs."""
+    import importlib
 
-    chosen = {name: getattr(gemm, name) for _, values in settings for name in values}
+    import tenferro_web as tw
+
+    def place(target: str) -> tuple[Any, str]:
+        module, _, name = target.rpartition(".")
+        return importlib.import_module(f"tenferro_web.lowering.{module}"), name
+
+    chosen = {target: getattr(*place(target)) for _, values in settings for target in values}
     rows = []
     try:
         for label, values in settings:
-            for name, value in values.items():
-                setattr(gemm, name, value)
+            for target, value in values.items():
+                setattr(*place(target), value)
             tw.api.forget_programs()
             log(label)
             try:
@@ -370,8 +381,8 @@ async def sweep_settings(rt, lane: str, cases: list[Workload],
             except tw.TenferroError as error:  # e.g. more workgroup memory than the device has
                 log(f"  {type(error).__name__}: {error}")
     finally:
-        for name, value in chosen.items():
-            setattr(gemm, name, value)
+        for target, value in chosen.items():
+            setattr(*place(target), value)
         tw.api.forget_programs()
     return rows
 
@@ -417,9 +428,9 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--batch-tiles", default="",
                         help="gemm_batch_tiled's f32 tiles to try in turn, TMxTNxBK (',' "
                              "between): each runs the cases with that tile alone")
-    parser.add_argument("--split-fill", default="",
-                        help="values of lowering/gemm's SPLIT_FILL_GROUPS to try in turn (',' "
-                             "between; 0: no split of a tiled product to fill the GPU)")
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=V1,V2",
+                        help="a constant of tenferro_web.lowering.MODULE to try at each value "
+                             "in turn (repeatable; each setting alone)")
     parser.add_argument("--trim-pool", action="store_true",
                         help="give the storage pool's free buffers back to the device before "
                              "each case (does an earlier case's memory slow a later one?)")
@@ -446,9 +457,9 @@ async def main(argv: list[str]) -> int:
         if args.size == "h200":
             square = rt.upload(np.random.default_rng(0).random((2048, 2048), np.float32))
             warmer = clock_burst(lambda: tw.dot_general(square, square, [1], [0]), rt.synchronize)
-        if args.batch_tiles or args.split_fill:
+        if args.batch_tiles or args.set:
             settings = batch_tile_settings(args.batch_tiles) if args.batch_tiles else []
-            settings += split_fill_settings(args.split_fill) if args.split_fill else []
+            settings += [s for assignment in args.set for s in constant_settings(assignment)]
             rows = await sweep_settings(rt, lane, cases, settings, log, warmer)
         else:
             rows = await run_ours(rt, lane, cases, log, args.profile, args.trim_pool, warmer)
