@@ -60,9 +60,9 @@ BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
 # split-K's fill target on the cases of small products, and the sums' grids
 FILL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained|matmul c32",
               "--set", "gemm.SPLIT_FILL_GROUPS=0,128,256,512,1024"]
-SUMS_SWEEP = ["--size", "h200", "--only", "sum ",
+SUMS_SWEEP = ["--size", "h200", "--only", "sum 8192|sum batched",
               "--set", "reduce.TREE_TARGET_GROUPS=1024,2048,4096,8192",
-              "--set", "reduce.ROWS_TARGET_INVOCATIONS=262144,524288,1048576,2097152"]
+              "--set", "reduce.ROWS_TARGET_INVOCATIONS=32768,65536,131072,262144,1048576"]
 
 
 def unpack(bundle: Path, work: Path) -> dict[str, str]:

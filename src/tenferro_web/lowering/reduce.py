@@ -40,7 +40,11 @@ ROWS_MAX_K = 32  # sums this short are not worth a workgroup each
 TREE_WG = 256
 CHUNK_MIN = 16 * TREE_WG  # K per chunk of a tree: at least sixteen reads per invocation
 TREE_TARGET_GROUPS = 8192  # workgroups a long sum is spread over, across outputs and chunks
-ROWS_TARGET_INVOCATIONS = 1 << 20  # invocations of sum_rows, across outputs and chunks
+# Outputs times chunks of sum_rows. Fewer chunks make the second pass cheaper (its invocations
+# add up one output's chunks one after another) at no cost to the first: on an H100 (h200.py
+# --sweep --steps dawn-grids,native-grids), sum 8192^2 over axis 1 took 126 / 119 us of kernels
+# (Dawn / native) at 2^20 and 109 / 104 at 2^18, the batched sum 114 / 107 and 108 / 102.
+ROWS_TARGET_INVOCATIONS = 1 << 18
 ROWS_MIN_CHUNK = 64  # K per chunk of sum_rows: at least this many reads per invocation
 LANES = {"f32": 4, "c32": 2}  # scalars per 16-byte load
 
