@@ -396,8 +396,10 @@ async def run_torch(cases: list[Workload], log=print, burst: bool = False) -> li
     async def wait() -> None:
         torch.cuda.synchronize()
 
-    square = torch.rand(2048, 2048, device="cuda")
-    warmer = clock_burst(lambda: square @ square, wait) if burst else None
+    warmer = None
+    if burst:
+        square = torch.rand(2048, 2048, device="cuda")
+        warmer = clock_burst(lambda: square @ square, wait)
     rows = []
     for case in cases:
         tensors = [torch.from_numpy(a).cuda() for a in case.operands()]

@@ -331,6 +331,10 @@ class Tiles:
     def workgroup_bytes(self, itemsize: int) -> int:
         return self.buffers * self.bk * 16 * (self.tm + self.tn) * itemsize
 
+    def output_groups(self, m: int, n: int) -> int:
+        """gemm_tiled's workgroups for an M x N output (one batch entry)."""
+        return -(-m // (GemmSpec.WG * self.tm)) * -(-n // (GemmSpec.WG * self.tn))
+
 
 # Preferred first; the first that fits the device's workgroup memory is used. "big": see
 # big_output. bench/gemm_sweep.py on an H100, kernels alone as a share of cuBLAS, Dawn /
@@ -375,8 +379,7 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
     scalar = "c32" if plan.dtype is DType.C32 else "f32"
     tiled = not profile.cpu and plan.m >= 64 and plan.n >= 64
     tiles = gpu_tiles(profile, scalar, plan) if tiled else None
-    groups = -(-plan.m // (16 * tiles.tm)) * -(-plan.n // (16 * tiles.tn)) if tiles else None
-    chunks, k_step = split_k_chunks(plan, groups)
+    chunks, k_step = split_k_chunks(plan, tiles.output_groups(plan.m, plan.n) if tiles else None)
     if chunks > 1:
         k, batch = k_step, chunks
         a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, k_step * a.col_stride)
