@@ -334,20 +334,21 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print, profile: boo
 
 
 def batch_tile_settings(tiles: str) -> list[tuple[str, dict[str, Any]]]:
-    """--batch-tiles: gemm_batch_tiled's f32 tile, TMxTN x BK, one setting per candidate."""
+    """--batch-tiles: gemm_batch_tiled's f32 workgroup, EGxMGxNGxTMxTNxBK, one setting per
+    candidate."""
     from tenferro_web.lowering import gemm
 
     settings = []
     for text in tiles.split(","):
-        tm, tn, bk = map(int, text.split("x"))
+        *shape, bk = map(int, text.split("x"))
         settings.append((f"gemm_batch_tiled f32 tile {text}",
-                         {"gemm.BATCH_TILES": {**gemm.BATCH_TILES, "f32": (tm, tn)},
-                          "gemm.BATCH_BK": (bk,)}))
+                         {"lowering.gemm.BATCH_TILES": {**gemm.BATCH_TILES, "f32": tuple(shape)},
+                          "lowering.gemm.BATCH_BK": (bk,)}))
     return settings
 
 
 def constant_settings(assignment: str) -> list[tuple[str, dict[str, Any]]]:
-    """--set MODULE.NAME=V1,V2,...: a constant of tenferro_web.lowering.MODULE, one setting per
+    """--set MODULE.NAME=V1,V2,...: a constant of tenferro_web.MODULE, one setting per
     value (Python literals)."""
     target, _, values = assignment.partition("=")
     return [(f"{target}={value}", {target: ast.literal_eval(value)})
@@ -357,15 +358,15 @@ def constant_settings(assignment: str) -> list[tuple[str, dict[str, Any]]]:
 async def sweep_settings(rt, lane: str, cases: list[Workload],
                          settings: list[tuple[str, dict[str, Any]]], log=print,
                          burst: Burst = None) -> list[dict]:
-    """The cases once per setting of the lowering's constants (``MODULE.NAME`` of
-    tenferro_web.lowering); rows name theirs."""
+    """The cases once per setting of the package's constants (``MODULE.NAME`` of
+    tenferro_web); rows name theirs."""
     import importlib
 
     import tenferro_web as tw
 
     def place(target: str) -> tuple[Any, str]:
         module, _, name = target.rpartition(".")
-        return importlib.import_module(f"tenferro_web.lowering.{module}"), name
+        return importlib.import_module(f"tenferro_web.{module}"), name
 
     chosen = {target: getattr(*place(target)) for _, values in settings for target in values}
     rows = []
@@ -428,10 +429,11 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="also profile one trial of each case on the host (cProfile)")
     parser.add_argument("--batch-tiles", default="",
-                        help="gemm_batch_tiled's f32 tiles to try in turn, TMxTNxBK (',' "
-                             "between): each runs the cases with that tile alone")
+                        help="gemm_batch_tiled's f32 workgroups to try in turn, "
+                             "EGxMGxNGxTMxTNxBK (',' between): each runs the cases with that "
+                             "workgroup alone")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=V1,V2",
-                        help="a constant of tenferro_web.lowering.MODULE to try at each value "
+                        help="a constant of tenferro_web.MODULE to try at each value "
                              "in turn (repeatable; each setting alone)")
     parser.add_argument("--trim-pool", action="store_true",
                         help="give the storage pool's free buffers back to the device before "
