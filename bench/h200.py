@@ -54,12 +54,9 @@ from gemm_cases import (  # noqa: E402
 
 NVIDIA_ICD = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"
 FUZZ_SEED = 20261205
-# gemm_batch_tiled's f32 workgroups (EG x MG x NG x TM x TN x BK) swept on the batch-first
-# workloads, and the einsum planner's cost of the batch-first output (2: the batch last, then a
-# transpose, where the output is large)
+# gemm_batch_tiled's f32 tiles (TM x TN x BK) swept on the batch-first workloads
 BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
-               "2x16x8x4x4x8,2x16x8x4x4x4,1x16x16x4x4x8,2x8x16x4x4x8,1x32x8x4x4x8",
-               "--set", "planning.einsum.steps.BATCH_FIRST_OUTPUT_COST=2"]
+               "8x8x8,8x8x4,8x4x8,4x8x8,16x8x4,8x16x4"]
 # split-K's fill target on the cases of small products, and the sums' grids
 FILL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained|matmul c32",
               "--set", "lowering.gemm.SPLIT_FILL_GROUPS=0,128,256,512,1024"]

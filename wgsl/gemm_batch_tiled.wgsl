@@ -4,130 +4,65 @@
 // with A(m, k, bi) = a[a_off + m*a_rs + k*a_cs + bi*a_bs] (signed strides; likewise B); the
 // operands' batch stride is 1 or 0 (planning/dot_general_plan.py binds them so).
 //
-// The batch is the vector axis: every value an invocation loads, keeps and stores is a 16-byte
-// vector of LANES consecutive batch entries (4 f32 or 2 C32) at one (row, k), (k, column) or
-// (row, column), so the product is TM x TN vector multiply-adds per step of K, with no
-// shuffling between the memory's order and the registers'. A workgroup of EG x MG x NG
-// invocations computes EG*LANES consecutive batch entries of a BM x BN tile (BM = MG*TM,
-// BN = NG*TN): invocation (eg, mg, ng) owns batch vector eg, rows mg + MG*i and columns
-// ng + NG*j. BK-deep tiles live in workgroup memory as [k][row or column][batch vector], the
-// memory's order, so a tile load is one 16-byte load and one vector store per group, and a warp
-// (eg and mg fastest) reads consecutive vectors of A and a broadcast of B. A warp's store covers
-// EG*LANES consecutive batch entries of MG consecutive rows: whole 32-byte sectors for f32
-// (EG = 2). The next tile's global loads are in flight while this one is multiplied.
-// With VEC_A (VEC_B) the operand's batch vectors are aligned 16-byte words (batch stride 1,
-// offset and strides multiples of LANES); otherwise, and for a vector past the batch's end, the
-// entries load one at a time. With VEC_C (B a multiple of LANES) the results go out as 16-byte
-// stores. Out-of-range elements load as zero; every loop with a constant trip count is unrolled
-// at render time.
+// A workgroup computes NB consecutive batch entries (one warp of 32 invocations each, lid.y)
+// of a BM x BN tile of the output, BM = 8*TM and BN = 4*TN: lane x owns the LANES consecutive
+// rows from LANES*(x % 8 + 8*g), g < TM / LANES, and likewise columns from x / 8, as gemm_tiled.
+// BK-deep tiles of A and B are loaded batch entry fastest, so a warp's loads fill whole 32-byte
+// sectors, and stored in workgroup memory per (k, batch entry) as rows of 16-byte vectors, one
+// vector of padding apart so the stores miss each other's banks; each step of the product reads
+// an invocation's operands with (TM + TN) / LANES vector loads, shared across the warp. The next
+// tile's global loads are in flight while this one is multiplied. The output goes out through
+// workgroup memory one column of every invocation at a time, batch entry fastest again, so the
+// stores fill sectors too. Out-of-range elements load as zero; every loop with a constant trip
+// count is unrolled at render time.
 // params: gemm_common.wgsl's layout (tiles_m, tiles_n: the output's tiles; k_total and k_step
 // unused).
 
 #include "scalar_{{SCALAR}}.wgsl"
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
-#if VEC_A
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
-#else
 @group(0) @binding(1) var<storage, read> a: array<Scalar>;
-#endif
-#if VEC_B
-@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
-#else
 @group(0) @binding(2) var<storage, read> b: array<Scalar>;
-#endif
-#if VEC_C
-@group(0) @binding(3) var<storage, read_write> c: array<vec4<f32>>;
-#else
 @group(0) @binding(3) var<storage, read_write> c: array<Scalar>;
-#endif
 
 #include "grid.wgsl"
 
-const EG: u32 = {{EG}}u;
-const MG: u32 = {{MG}}u;
-const NG: u32 = {{NG}}u;
+const NB: u32 = {{NB}}u;
 const TM: u32 = {{TM}}u;
 const TN: u32 = {{TN}}u;
 const BK: u32 = {{BK}}u;
-const BM: u32 = MG * TM;
-const BN: u32 = NG * TN;
-const NB: u32 = EG * LANES;
-const THREADS: u32 = EG * MG * NG;
-const A_TILE: u32 = BK * BM * EG;
-const B_TILE: u32 = BK * BN * EG;
+const BM: u32 = 8u * TM;
+const BN: u32 = 4u * TN;
+const THREADS: u32 = 32u * NB;
+// Vectors per (k, batch entry) row of a tile, with one of padding; per tile.
+const A_PITCH: u32 = BM / LANES + 1u;
+const B_PITCH: u32 = BN / LANES + 1u;
+const A_TILE: u32 = BK * NB * A_PITCH;
+// Scalars per column group of the output stage: (BM rows x NB entries, padded) + 1.
+const STAGE_PITCH: u32 = BM * (NB + 1u) + 1u;
+const WORDS: u32 = 4u / LANES;
 
-var<workgroup> a_tile: array<vec4<f32>, A_TILE>;
-var<workgroup> b_tile: array<vec4<f32>, B_TILE>;
+// The A and B tiles, and afterwards the output stage.
+var<workgroup> shared_tiles: array<vec4<f32>, {{SHARED}}>;
 
-// Where one load group of a tile reads: the element index of its first batch entry at k = 0,
-// and how many of its LANES entries exist (0 past the batch's end or the tile's edge).
-struct Group {
-  at: i32,
-  entries: u32,
-}
-
-fn a_value(at: u32) -> Scalar {
-#if VEC_A
-  return lane_of(a[at / LANES], at % LANES);
-#else
-  return a[at];
-#endif
-}
-
-fn b_value(at: u32) -> Scalar {
-#if VEC_B
-  return lane_of(b[at / LANES], at % LANES);
-#else
-  return b[at];
-#endif
-}
-
-// The LANES batch entries of A at (row, k) from `g`; zeros past K and the edges.
-fn load_a(g: Group, k: u32, k_len: u32, step: i32, bs: i32, sign: f32) -> vec4<f32> {
-  var v = vec4<f32>();  // explicit zero: out-of-range entries must contribute nothing
-  if (k >= k_len) {
-    return v;
-  }
-  let at = g.at + i32(k) * step;
-#if VEC_A
-  if (g.entries == LANES) {
-    return load_lanes(a[u32(at) / LANES], sign);
-  }
-#endif
+// Scalar `s` of the vectors from `base`, one word store at a time: neighbours write other
+// scalars of the same vector.
+fn shared_put(base: u32, s: u32, x: Scalar) {
+  let v = with_lane(vec4<f32>(), 0u, x);
   // unroll
-  for (var e = 0u; e < {{LANES}}u; e++) {
-    if (e < g.entries) {
-      v = with_lane(v, e, load_scalar(a_value(u32(at + i32(e) * bs)), sign));
-    }
+  for (var w = 0u; w < 4u / {{LANES}}u; w++) {
+    shared_tiles[base + s / LANES][(s % LANES) * WORDS + w] = v[w];
   }
-  return v;
 }
 
-fn load_b(g: Group, k: u32, k_len: u32, step: i32, bs: i32, sign: f32) -> vec4<f32> {
-  var v = vec4<f32>();
-  if (k >= k_len) {
-    return v;
-  }
-  let at = g.at + i32(k) * step;
-#if VEC_B
-  if (g.entries == LANES) {
-    return load_lanes(b[u32(at) / LANES], sign);
-  }
-#endif
-  // unroll
-  for (var e = 0u; e < {{LANES}}u; e++) {
-    if (e < g.entries) {
-      v = with_lane(v, e, load_scalar(b_value(u32(at + i32(e) * bs)), sign));
-    }
-  }
-  return v;
+fn shared_get(base: u32, s: u32) -> Scalar {
+  return lane_of(shared_tiles[base + s / LANES], s % LANES);
 }
 
-// local_invocation_index is eg + EG*(mg + MG*ng).
-@compute @workgroup_size({{EG}}, {{MG}}, {{NG}})
+@compute @workgroup_size(32, {{NB}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) flat: u32) {
   let M = params[0];
   let N = params[1];
@@ -146,86 +81,117 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let m_base = (group / (tiles_n * tiles_b)) * BM;
   let a_rs = bitcast<i32>(params[7]);
   let a_cs = bitcast<i32>(params[8]);
-  let a_bs = bitcast<i32>(params[9]);
   let b_rs = bitcast<i32>(params[11]);
   let b_cs = bitcast<i32>(params[12]);
-  let b_bs = bitcast<i32>(params[13]);
   let a_sign = bitcast<f32>(params[14]);
   let b_sign = bitcast<f32>(params[15]);
 
-  // Tile load l = flat + r*THREADS is (batch vector l % EG, row or column (l / EG) % BM or BN,
-  // k l / (EG*BM or BN)): its workgroup-memory slot is l itself.
-  var a_groups: array<Group, {{LOADS_A}}>;
+  // Tile loads: element l = flat + r*THREADS is (entry l % NB, row or column (l / NB) % BM or
+  // BN, k l / (NB*BM or BN)); its address without k, whether it is in range, its k and slot.
+  var a_at: array<i32, {{LOADS_A}}>;
+  var a_in: array<bool, {{LOADS_A}}>;
   var a_k: array<u32, {{LOADS_A}}>;
-  var a_next: array<vec4<f32>, {{LOADS_A}}>;
+  var a_slot: array<u32, {{LOADS_A}}>;
+  var a_next: array<Scalar, {{LOADS_A}}>;
   // unroll
   for (var r = 0u; r < {{LOADS_A}}u; r++) {
     let l = flat + r * THREADS;
-    let first = b_base + (l % EG) * LANES;
-    let m = m_base + (l / EG) % BM;
-    a_k[r] = l / (EG * BM);
-    a_groups[r].entries = select(0u, min(LANES, B - min(first, B)), m < M);
-    a_groups[r].at = bitcast<i32>(params[6]) + i32(min(first, B - 1u)) * a_bs
-        + i32(min(m, M - 1u)) * a_rs;
-    a_next[r] = load_a(a_groups[r], a_k[r], K, a_cs, a_bs, a_sign);
-    a_tile[l] = a_next[r];
+    let e = l % NB;
+    let m = (l / NB) % BM;
+    a_k[r] = l / (NB * BM);
+    a_slot[r] = (a_k[r] * NB + e) * A_PITCH * LANES + m;
+    a_in[r] = b_base + e < B && m_base + m < M;
+    a_at[r] = bitcast<i32>(params[6]) + i32(min(b_base + e, B - 1u)) * bitcast<i32>(params[9])
+        + i32(min(m_base + m, M - 1u)) * a_rs;
   }
-  var b_groups: array<Group, {{LOADS_B}}>;
+  var b_at: array<i32, {{LOADS_B}}>;
+  var b_in: array<bool, {{LOADS_B}}>;
   var b_k: array<u32, {{LOADS_B}}>;
-  var b_next: array<vec4<f32>, {{LOADS_B}}>;
+  var b_slot: array<u32, {{LOADS_B}}>;
+  var b_next: array<Scalar, {{LOADS_B}}>;
   // unroll
   for (var r = 0u; r < {{LOADS_B}}u; r++) {
     let l = flat + r * THREADS;
-    let first = b_base + (l % EG) * LANES;
-    let n = n_base + (l / EG) % BN;
-    b_k[r] = l / (EG * BN);
-    b_groups[r].entries = select(0u, min(LANES, B - min(first, B)), n < N);
-    b_groups[r].at = bitcast<i32>(params[10]) + i32(min(first, B - 1u)) * b_bs
-        + i32(min(n, N - 1u)) * b_cs;
-    b_next[r] = load_b(b_groups[r], b_k[r], K, b_rs, b_bs, b_sign);
-    b_tile[l] = b_next[r];
+    let e = l % NB;
+    let n = (l / NB) % BN;
+    b_k[r] = l / (NB * BN);
+    b_slot[r] = (b_k[r] * NB + e) * B_PITCH * LANES + n;
+    b_in[r] = b_base + e < B && n_base + n < N;
+    b_at[r] = bitcast<i32>(params[10]) + i32(min(b_base + e, B - 1u)) * bitcast<i32>(params[13])
+        + i32(min(n_base + n, N - 1u)) * b_cs;
+  }
+
+  let tiles_k = (K + BK - 1u) / BK;
+  // unroll
+  for (var r = 0u; r < {{LOADS_A}}u; r++) {
+    a_next[r] = Scalar();
+    if (a_in[r] && a_k[r] < K) {
+      a_next[r] = load_scalar(a[u32(a_at[r] + i32(a_k[r]) * a_cs)], a_sign);
+    }
+    shared_put(0u, a_slot[r], a_next[r]);
+  }
+  // unroll
+  for (var r = 0u; r < {{LOADS_B}}u; r++) {
+    b_next[r] = Scalar();
+    if (b_in[r] && b_k[r] < K) {
+      b_next[r] = load_scalar(b[u32(b_at[r] + i32(b_k[r]) * b_rs)], b_sign);
+    }
+    shared_put(A_TILE, b_slot[r], b_next[r]);
   }
   workgroupBarrier();
 
-  let eg = flat % EG;
-  let mg = (flat / EG) % MG;
-  let ng = flat / (EG * MG);
-  var acc: array<vec4<f32>, TM * TN>;
+  let e = lid.y;
+  let mg = lid.x % 8u;
+  let ng = lid.x / 8u;
+  var acc: array<Scalar, TM * TN>;
   // unroll
   for (var i = 0u; i < {{TM}}u * {{TN}}u; i++) {
-    acc[i] = vec4<f32>();
+    acc[i] = Scalar();
   }
-  var av: array<vec4<f32>, TM>;
-  var bv: array<vec4<f32>, TN>;
-  let tiles_k = (K + BK - 1u) / BK;
+  var av: array<Scalar, TM>;
+  var bv: array<Scalar, TN>;
   for (var t = 0u; t < tiles_k; t++) {
     let more = t + 1u < tiles_k;
     if (more) {
       let k0 = (t + 1u) * BK;
       // unroll
       for (var r = 0u; r < {{LOADS_A}}u; r++) {
-        a_next[r] = load_a(a_groups[r], k0 + a_k[r], K, a_cs, a_bs, a_sign);
+        a_next[r] = Scalar();
+        if (a_in[r] && k0 + a_k[r] < K) {
+          a_next[r] = load_scalar(a[u32(a_at[r] + i32(k0 + a_k[r]) * a_cs)], a_sign);
+        }
       }
       // unroll
       for (var r = 0u; r < {{LOADS_B}}u; r++) {
-        b_next[r] = load_b(b_groups[r], k0 + b_k[r], K, b_rs, b_bs, b_sign);
+        b_next[r] = Scalar();
+        if (b_in[r] && k0 + b_k[r] < K) {
+          b_next[r] = load_scalar(b[u32(b_at[r] + i32(k0 + b_k[r]) * b_rs)], b_sign);
+        }
       }
     }
     // unroll
     for (var kk = 0u; kk < {{BK}}u; kk++) {
       // unroll
-      for (var i = 0u; i < {{TM}}u; i++) {
-        av[i] = a_tile[(kk * BM + mg + MG * i) * EG + eg];
+      for (var g = 0u; g < {{TM}}u / {{LANES}}u; g++) {
+        let v = shared_tiles[(kk * NB + e) * A_PITCH + mg + 8u * g];
+        // unroll
+        for (var l = 0u; l < {{LANES}}u; l++) {
+          av[g * LANES + l] = lane_of(v, l);
+        }
       }
       // unroll
-      for (var j = 0u; j < {{TN}}u; j++) {
-        bv[j] = b_tile[(kk * BN + ng + NG * j) * EG + eg];
+      for (var g = 0u; g < {{TN}}u / {{LANES}}u; g++) {
+        let v = shared_tiles[A_TILE + (kk * NB + e) * B_PITCH + ng + 4u * g];
+        // unroll
+        for (var l = 0u; l < {{LANES}}u; l++) {
+          bv[g * LANES + l] = lane_of(v, l);
+        }
       }
       // unroll
       for (var i = 0u; i < {{TM}}u; i++) {
         // unroll
         for (var j = 0u; j < {{TN}}u; j++) {
-          acc[i * TN + j] = mac_lanes(acc[i * TN + j], av[i], bv[j]);
+          acc[i * TN + j] = mac(acc[i * TN + j], av[i], bv[j]);
         }
       }
     }
@@ -233,39 +199,39 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (more) {
       // unroll
       for (var r = 0u; r < {{LOADS_A}}u; r++) {
-        a_tile[flat + r * THREADS] = a_next[r];
+        shared_put(0u, a_slot[r], a_next[r]);
       }
       // unroll
       for (var r = 0u; r < {{LOADS_B}}u; r++) {
-        b_tile[flat + r * THREADS] = b_next[r];
+        shared_put(A_TILE, b_slot[r], b_next[r]);
       }
     }
     workgroupBarrier();
   }
 
-  let first = b_base + eg * LANES;
-  let entries = min(LANES, B - min(first, B));
+  // Column j of every invocation: 4 columns of the tile (one per ng), staged as
+  // [ng][row][entry], then stored entry fastest.
   // unroll
-  for (var i = 0u; i < {{TM}}u; i++) {
-    let m = m_base + mg + MG * i;
+  for (var j = 0u; j < {{TN}}u; j++) {
     // unroll
-    for (var j = 0u; j < {{TN}}u; j++) {
-      let n = n_base + ng + NG * j;
-      if (m < M && n < N) {
-        let at = first + B * (m + M * n);
-#if VEC_C
-        if (entries == LANES) {
-          c[at / LANES] = acc[i * TN + j];
-        }
-#else
-        // unroll
-        for (var e = 0u; e < {{LANES}}u; e++) {
-          if (e < entries) {
-            c[at + e] = lane_of(acc[i * TN + j], e);
-          }
-        }
-#endif
+    for (var i = 0u; i < {{TM}}u; i++) {
+      let row = LANES * (mg + 8u * (i / LANES)) + i % LANES;
+      shared_put(0u, ng * STAGE_PITCH + row * (NB + 1u) + e, acc[i * TN + j]);
+    }
+    workgroupBarrier();
+    // unroll
+    for (var r = 0u; r < {{STORES}}u; r++) {
+      let l = flat + r * THREADS;
+      let entry = l % NB;
+      let row = (l / NB) % BM;
+      let q = l / (NB * BM);
+      let bi = b_base + entry;
+      let m = m_base + row;
+      let n = n_base + LANES * (q + 4u * (j / LANES)) + j % LANES;
+      if (bi < B && m < M && n < N) {
+        c[bi + B * (m + M * n)] = shared_get(0u, q * STAGE_PITCH + row * (NB + 1u) + entry);
       }
     }
+    workgroupBarrier();
   }
 }

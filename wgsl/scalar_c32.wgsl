@@ -29,13 +29,3 @@ const LANES = 2u;
 fn lanes_sum(v: vec4<f32>) -> vec2<f32> {
   return v.xy + v.zw;
 }
-
-// The batch-first GEMM keeps LANES batch entries per vector: its loads and multiply-adds act
-// on whole vectors, (re, im) of two complex numbers.
-fn load_lanes(v: vec4<f32>, conj_sign: f32) -> vec4<f32> {
-  return v * vec4<f32>(1.0, conj_sign, 1.0, conj_sign);
-}
-
-fn mac_lanes(acc: vec4<f32>, x: vec4<f32>, y: vec4<f32>) -> vec4<f32> {
-  return fma(x.xxzz, y, fma(x.yyww * vec4<f32>(-1.0, 1.0, -1.0, 1.0), y.yxwz, acc));
-}

@@ -29,13 +29,3 @@ const LANES = 4u;
 fn lanes_sum(v: vec4<f32>) -> f32 {
   return (v.x + v.y) + (v.z + v.w);
 }
-
-// The batch-first GEMM keeps LANES batch entries per vector: its loads and multiply-adds act
-// on whole vectors.
-fn load_lanes(v: vec4<f32>, conj_sign: f32) -> vec4<f32> {
-  return v;
-}
-
-fn mac_lanes(acc: vec4<f32>, x: vec4<f32>, y: vec4<f32>) -> vec4<f32> {
-  return fma(x, y, acc);
-}

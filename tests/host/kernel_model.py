@@ -80,22 +80,19 @@ def _gemm(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
 
 
 def _gemm_batch_tiled(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
-    """c[bi + B*m + B*M*n]: EG vectors of LANES batch entries per workgroup over MG*TM x NG*TN
-    output tiles."""
+    """c[bi + B*m + B*M*n]: NB batch entries per workgroup over 8*TM x 4*TN output tiles."""
     p = gemm_params(launch.words)
-    const = dict(launch.key.constants)
-    num = {k: int(v) for k, v in const.items() if v.isdigit()}
+    const = {k: int(v) for k, v in launch.key.constants if k != "SCALAR"}
     a_buf, b_buf, c_buf = (bufs[s] for s in launch.buffers)
     m, n, k, batch = p["m"], p["n"], p["k"], p["batch"]
-    eg, lanes, bk = num["EG"], num["LANES"], num["BK"]
-    bm, bn, threads = num["MG"] * num["TM"], num["NG"] * num["TN"], eg * num["MG"] * num["NG"]
-    assert threads <= 256, "the workgroup exceeds WebGPU's default 256 invocations"
-    assert num["LOADS_A"] * threads == bk * bm * eg, "A's tile loads miss elements"
-    assert num["LOADS_B"] * threads == bk * bn * eg, "B's tile loads miss elements"
+    nb, bm, bn, bk = const["NB"], 8 * const["TM"], 4 * const["TN"], const["BK"]
+    threads = 32 * nb
+    assert const["LOADS_A"] * threads == bk * nb * bm, "A's tile loads miss elements"
+    assert const["LOADS_B"] * threads == bk * nb * bn, "B's tile loads miss elements"
+    assert const["STORES"] * threads == 4 * bm * nb, "the stage's stores miss elements"
     assert p["tiles_m"] * bm >= m and p["tiles_n"] * bn >= n, "tiles miss the output"
     x, y, _ = launch.grid
-    assert x * y >= -(-batch // (eg * lanes)) * p["tiles_m"] * p["tiles_n"], \
-        "grid misses workgroups"
+    assert x * y >= -(-batch // nb) * p["tiles_m"] * p["tiles_n"], "grid misses workgroups"
     assert abs(p["a_bs"]) <= 1 and abs(p["b_bs"]) <= 1, "the batch is not consecutive"
     rows, cols, ks = np.arange(m)[:, None], np.arange(n)[None, :], np.arange(k)
     wide = np.complex128 if np.iscomplexobj(a_buf) else np.float64
@@ -106,17 +103,6 @@ def _gemm_batch_tiled(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> N
             a = a.real + 1j * a.imag * p["a_sign"]
             b = b.real + 1j * b.imag * p["b_sign"]
         c_buf[bi + batch * (rows + m * cols)] = a.astype(wide) @ b
-    # A whole vector of batch entries (starting at a multiple of LANES, all inside the batch)
-    # is one 16-byte load of each operand read by vectors, one store of C stored by vectors.
-    whole = np.arange(0, batch - lanes + 1, lanes)
-    for name, vec, at in (
-            ("a", "VEC_A", p["a_off"] + whole[:, None, None] * p["a_bs"]
-             + rows[None] * p["a_rs"] + ks[None, None, :] * p["a_cs"]),
-            ("b", "VEC_B", p["b_off"] + whole[:, None, None] * p["b_bs"]
-             + ks[None, :, None] * p["b_rs"] + cols[None] * p["b_cs"]),
-            ("c", "VEC_C", whole[:, None, None] + batch * (rows[None] + m * cols[None]))):
-        if const[vec] == "true":
-            trace.vec4_starts.extend((name, int(i) * 4 // lanes) for i in at.ravel())
     trace.gemm_jobs.append([(0, k)] * batch)
 
 

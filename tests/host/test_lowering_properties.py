@@ -151,10 +151,7 @@ def check_words_and_grids(program, profile: AdapterProfile) -> None:
                 size = c["BUFFERS"] * c["BK"] * 16 * (c["TM"] + c["TN"]) * itemsize
                 assert size <= profile.max_workgroup_bytes, o
             if o.key.name == "gemm_batch_tiled":
-                # Its workgroup arrays: BK x (MG*TM + NG*TN) x EG vectors of 16 bytes.
-                c = {name: int(v) for name, v in o.key.constants if v.isdigit()}
-                size = 16 * c["BK"] * c["EG"] * (c["MG"] * c["TM"] + c["NG"] * c["TN"])
-                assert size <= profile.max_workgroup_bytes, o
+                assert 16 * int(dict(o.key.constants)["SHARED"]) <= profile.max_workgroup_bytes
 
 
 @SETTINGS

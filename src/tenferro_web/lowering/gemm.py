@@ -187,31 +187,15 @@ def gemm_words(op: str, m: int, n: int, k: int, batch: int, tiles_m: int, tiles_
 
 
 @dataclass(frozen=True)
-class BatchTile:
-    """gemm_batch_tiled's workgroup: ``eg x mg x ng`` invocations, each owning one vector of
-    LANES batch entries at ``tm`` rows and ``tn`` columns, over tiles ``bk`` deep."""
+class BatchTiledSpec:
+    """One launch of ``gemm_batch_tiled``: ``c[bi + B*m + B*M*n] = sum_k A(m, k, bi) *
+    B(k, n, bi)`` (a batch-first dot_general on a GPU). A workgroup is one warp of 32 per batch
+    entry, ``NB`` entries, over an output tile of ``8*tm x 4*tn``, ``bk`` deep."""
 
-    eg: int
-    mg: int
-    ng: int
+    scalar: str
     tm: int
     tn: int
     bk: int
-
-    @property
-    def threads(self) -> int:
-        return self.eg * self.mg * self.ng
-
-
-@dataclass(frozen=True)
-class BatchTiledSpec:
-    """One launch of ``gemm_batch_tiled``: ``c[bi + B*m + B*M*n] = sum_k A(m, k, bi) *
-    B(k, n, bi)`` (a batch-first dot_general on a GPU). A workgroup computes ``tile.eg * LANES``
-    consecutive batch entries of a ``tile.mg*tile.tm x tile.ng*tile.tn`` output tile; every
-    value it loads, keeps and stores is a vector of LANES batch entries."""
-
-    scalar: str
-    tile: BatchTile
     m: int
     n: int
     k: int
@@ -221,10 +205,14 @@ class BatchTiledSpec:
     a_conj: bool
     b_conj: bool
 
+    NB = 8  # batch entries per workgroup: 8 f32 fill a 32-byte sector
+
     def __post_init__(self) -> None:
-        t = self.tile
-        if (t.bk * t.mg * t.tm * t.eg) % t.threads or (t.bk * t.ng * t.tn * t.eg) % t.threads:
-            raise ValueError(f"tiles must be loaded by every invocation alike: {self}")
+        lanes = self.lanes
+        if self.tm % lanes or self.tn % lanes or (self.bk * self.tm) % 4 \
+                or (self.bk * self.tn) % 8:
+            raise ValueError(f"tiles must be whole vectors, loaded by every invocation "
+                             f"alike: {self}")
         if abs(self.a.step) > 1 or abs(self.b.step) > 1:
             raise ValueError(f"the batch must be consecutive or broadcast: {self}")
         if min(self.m, self.n, self.k, self.batch) < 1:
@@ -232,46 +220,32 @@ class BatchTiledSpec:
 
     @property
     def lanes(self) -> int:
-        """Batch entries per 16-byte vector."""
         return 4 if self.scalar == "f32" else 2
 
     @property
-    def batch_per_group(self) -> int:
-        return self.tile.eg * self.lanes
-
-    @property
     def tiles(self) -> tuple[int, int]:
-        t = self.tile
-        return -(-self.m // (t.mg * t.tm)), -(-self.n // (t.ng * t.tn))
+        return -(-self.m // (8 * self.tm)), -(-self.n // (4 * self.tn))
 
     @property
     def groups(self) -> int:
         tiles_m, tiles_n = self.tiles
-        return -(-self.batch // self.batch_per_group) * tiles_m * tiles_n
-
-    def vector_loads(self, access: OperandAccess) -> bool:
-        """Whether an operand's batch vectors are aligned 16-byte words: consecutive batch
-        entries from an offset and strides that are multiples of LANES (vectors start at batch
-        entries that are)."""
-        return access.step == 1 and all(
-            x % self.lanes == 0 for x in (access.offset, access.row_stride, access.col_stride))
+        return -(-self.batch // self.NB) * tiles_m * tiles_n
 
     @property
     def shared_vectors(self) -> int:
-        """16-byte vectors of workgroup memory: the A and B tiles."""
-        t = self.tile
-        return t.bk * t.eg * (t.mg * t.tm + t.ng * t.tn)
+        """16-byte vectors of workgroup memory: the A and B tiles (rows padded by one vector),
+        or the output stage (4 column groups of 8*tm rows x NB entries, padded)."""
+        bm, bn, lanes = 8 * self.tm, 4 * self.tn, self.lanes
+        tiles = self.bk * self.NB * (bm // lanes + 1 + bn // lanes + 1)
+        stage = -(-4 * (bm * (self.NB + 1) + 1) // lanes)
+        return max(tiles, stage)
 
     @property
     def key(self) -> KernelKey:
-        t = self.tile
-        return KernelKey.of("gemm_batch_tiled", SCALAR=self.scalar, EG=t.eg, MG=t.mg, NG=t.ng,
-                            TM=t.tm, TN=t.tn, BK=t.bk, LANES=self.lanes,
-                            LOADS_A=t.bk * t.mg * t.tm * t.eg // t.threads,
-                            LOADS_B=t.bk * t.ng * t.tn * t.eg // t.threads,
-                            VEC_A=str(self.vector_loads(self.a)).lower(),
-                            VEC_B=str(self.vector_loads(self.b)).lower(),
-                            VEC_C=str(self.batch % self.lanes == 0).lower())
+        return KernelKey.of("gemm_batch_tiled", SCALAR=self.scalar, TM=self.tm, TN=self.tn,
+                            BK=self.bk, NB=self.NB, LANES=self.lanes,
+                            SHARED=self.shared_vectors, LOADS_A=self.bk * self.tm // 4,
+                            LOADS_B=self.bk * self.tn // 8, STORES=self.tm)
 
     def words(self, op: str) -> tuple[int, ...]:
         tiles_m, tiles_n = self.tiles
@@ -432,10 +406,9 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
                     plan.k, k_step if chunks > 1 else 0)
 
 
-# gemm_batch_tiled's workgroup (EG, MG, NG, TM, TN) per scalar (f32: 8 batch entries, a
-# 32-byte sector, of 64 x 32 outputs; C32: 4 entries, a sector too); BK is the deepest of
-# BATCH_BK that fits the device's workgroup memory.
-BATCH_TILES = {"f32": (2, 16, 8, 4, 4), "c32": (2, 16, 8, 4, 4)}
+# gemm_batch_tiled's (TM, TN) per scalar; BK is the deepest of BATCH_BK that fits the
+# device's workgroup memory.
+BATCH_TILES = {"f32": (8, 8), "c32": (4, 4)}
 BATCH_BK = (8, 4)
 
 
@@ -445,8 +418,8 @@ def batch_tiled_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool
     binds it."""
     a, b = plan.lhs, plan.rhs
     scalar = "c32" if plan.dtype is DType.C32 else "f32"
-    specs = [BatchTiledSpec(scalar, BatchTile(*BATCH_TILES[scalar], bk), plan.m, plan.n,
-                            plan.k, plan.batch,
+    tm, tn = BATCH_TILES[scalar]
+    specs = [BatchTiledSpec(scalar, tm, tn, bk, plan.m, plan.n, plan.k, plan.batch,
                             OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride),
                             OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride),
                             a_conj, b_conj) for bk in BATCH_BK]
