@@ -29,9 +29,9 @@ DAWN_NODE := VK_ICD_FILENAMES=$(DAWN_ICD) node --import ./tools/dawn_host.mjs
 DAWN_TESTS := tests/browser/test_dot_general.py tests/browser/test_einsum.py \
               tests/browser/test_fuzz.py tests/browser/test_memory.py
 # The browser tests that also run in headless Firefox on its own WebGPU (Marionette drives it,
-# tools/firefox.py), and the Firefox-only ones. Left out: the demo's and JupyterLite's Chromium
-# tests (the demo runs in Firefox in test_firefox.py), and the refused-allocation test: lavapipe
-# in Firefox grants every allocation within its limits on this machine, so nothing is refused.
+# tools/firefox.py), and the Firefox-only ones (the demo and the JupyterLite notebook end to end).
+# Left out: those two's Chromium tests, and the refused-allocation test: lavapipe in Firefox
+# grants every allocation within its limits on this machine, so nothing is refused.
 FIREFOX_TESTS := tests/browser/test_copies.py tests/browser/test_dot_general.py \
                  tests/browser/test_einsum.py tests/browser/test_engines.py \
                  tests/browser/test_fuzz.py tests/browser/test_memory.py \
@@ -181,7 +181,7 @@ endif
 test-browser: $(SITE)/index.html $(LITE)/index.html
 	$(PY) -m pytest tests/browser $(BROWSER_ARGS) --ignore=tests/browser/test_firefox.py
 
-test-firefox: $(SITE)/index.html
+test-firefox: $(SITE)/index.html $(LITE)/index.html
 	$(PY) -m pytest $(FIREFOX_TESTS) --dist-dir=$(PYODIDE_DIST) --runner selenium --rt firefox \
 	    $(FIREFOX_DESELECT)
 

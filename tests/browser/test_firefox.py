@@ -1,5 +1,6 @@
-"""Firefox alone (the Firefox lane, make test-firefox): the demo page end to end in headless
-Firefox on its own WebGPU (wgpu on Mesa's lavapipe here), and Firefox with WebGPU turned off.
+"""Firefox alone (the Firefox lane, make test-firefox): the demo page and the JupyterLite
+notebook end to end in headless Firefox on its own WebGPU (wgpu on Mesa's lavapipe here), and
+Firefox with WebGPU turned off.
 The package's tests themselves run in Firefox through pytest-pyodide (``--rt firefox``)."""
 
 import sys
@@ -7,6 +8,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
+from example_notebook import check_example_notebook, lite_site, run_in_firefox  # noqa: E402
+
 from demo import run_page  # noqa: E402
 
 
@@ -28,3 +31,7 @@ def test_firefox_with_webgpu_turned_off_gets_a_no_adapter_error_that_says_how_to
     assert "dom.webgpu.enabled" in done["adapter"]["message"], done["adapter"]
     assert "WebGPU is not available here" in done["error_box"]
     assert done["results"] == [] and not done["offsite"]
+
+
+def test_the_example_notebook_runs_in_firefox_on_webgpu_in_the_kernel_worker():
+    check_example_notebook(*run_in_firefox(lite_site()))
