@@ -45,6 +45,11 @@ function heapWords(address, count) {
   return pythonHeap.HEAPU32.subarray(address / 4, address / 4 + count);
 }
 
+// One turn of the event loop (a macrotask: setTimeout exists in windows, workers and Node).
+function nextTurn() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 export class BridgeError extends Error {
   constructor(kind, message) {
     super(message);
@@ -451,7 +456,7 @@ export class DeviceContext {
     try {
       for (const { readback, count } of timed) {
         if (!readback) continue;
-        await readback.mapAsync(GPUMapMode.READ);
+        await this.reached(readback.mapAsync(GPUMapMode.READ));
         const stamps = new BigUint64Array(readback.getMappedRange(), 0, count);
         for (let p = 0; p < count; p += 2) durations.push(Number(stamps[p + 1] - stamps[p]));
         readback.unmap();
@@ -467,8 +472,27 @@ export class DeviceContext {
     return durations;
   }
 
+  // A device promise that settles when the device timeline gets there (mapAsync,
+  // onSubmittedWorkDone). Firefox's GPU process settles those only when it polls its devices:
+  // on a 100 ms timer, or at a queue submit. So while one is pending after a turn of the event
+  // loop, an empty submit each turn asks for that poll: a 4-byte download in Firefox on
+  // lavapipe takes 1 ms instead of 100 (`make bench BROWSER=firefox`, docs/performance.md).
+  // Engines that settle it within the first turn never see the submit.
+  async reached(promise) {
+    let pending = true;
+    const watched = promise.finally(() => {
+      pending = false;
+    });
+    await Promise.race([watched, nextTurn()]);
+    while (pending) {
+      this.device.queue.submit([]);
+      await Promise.race([watched, nextTurn()]);
+    }
+    return watched;
+  }
+
   async synchronize() {
-    await this.device.queue.onSubmittedWorkDone();
+    await this.reached(this.device.queue.onSubmittedWorkDone());
     await this.scopesAnswered();
   }
 
@@ -476,7 +500,7 @@ export class DeviceContext {
   async mapStaging(stagingId) {
     const staging = this.buffers.get(stagingId);
     try {
-      await staging.mapAsync(GPUMapMode.READ);
+      await this.reached(staging.mapAsync(GPUMapMode.READ));
     } catch (e) {
       throw new BridgeError(this.lostReason ? "lost" : "gpu", `mapAsync failed: ${e.message ?? e}`);
     } finally {
