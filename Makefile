@@ -63,7 +63,7 @@ help:
 	@echo
 	@echo "variables:"
 	@echo "  SERVE=1       demo, lite: serve the site for a real browser instead (PORT=8000 / 8001)"
-	@echo "  BROWSER=firefox  demo: run the page in headless Firefox instead of Chromium"
+	@echo "  BROWSER=firefox  demo, bench: run the page in headless Firefox instead of Chromium"
 	@echo "  QUICK=1       bench: the small sizes only (about a minute)"
 	@echo "  SAVE=1        bench: also record the results in bench/results/ and redraw the chart"
 	@echo "  N=1000        fuzz: how many cases"
@@ -138,10 +138,13 @@ $(BENCH_SITE)/index.html: $(wildcard bench/page/*) bench/browser_bench.py bench/
 	cp -r $(PYODIDE_DIST) $(BENCH_SITE)/pyodide
 
 # Progress on stdout as it runs, one table at the end, JSON in build/bench/; SAVE=1 also records
-# it in bench/results/ (committed), QUICK=1 runs the small sizes only.
+# it in bench/results/ (committed; the chart is Chromium's), QUICK=1 runs the small sizes only,
+# BROWSER=firefox runs the page in Firefox.
 bench: $(BENCH_SITE)/index.html
-	$(PY) bench/run_browser.py $(BENCH_SITE) $(if $(QUICK),--quick) $(if $(SAVE),--save)
-	$(if $(SAVE),$(PY) tools/bench_chart.py bench/results/browser-swiftshader.json docs/bench-swiftshader.svg)
+	$(PY) bench/run_browser.py $(BENCH_SITE) $(if $(QUICK),--quick) $(if $(SAVE),--save) \
+	    $(if $(BROWSER),--browser $(BROWSER))
+	$(if $(and $(SAVE),$(filter-out firefox,$(or $(BROWSER),chromium))),\
+	    $(PY) tools/bench_chart.py bench/results/browser-swiftshader.json docs/bench-swiftshader.svg)
 
 # What bench/h200.py needs on the lent H200 (the device tool carries build/h200).
 h200-bundle: $(PYODIDE_DIST)/pyodide-lock.json $(STAMPS)/npm

@@ -1,8 +1,9 @@
-"""`make bench`: the browser benchmark in Debian's headless Chromium on its WebGPU adapter.
+"""`make bench`: the browser benchmark in Debian's headless Chromium (or, with --browser
+firefox, headless Firefox) on its WebGPU adapter.
 
 Shows the page's progress as it runs, then prints one table with every library side by side.
-Writes JSON to build/bench/browser-<architecture>.json; --save also records it as the
-committed bench/results/browser-<architecture>.json.
+Writes JSON to build/bench/browser-<architecture>.json (Firefox, which withholds adapter names:
+browser-firefox.json); --save also records it in the committed bench/results/.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from firefox import FirefoxDriver  # noqa: E402
+
 from browser_env import OffsiteGuard, chromium, serve_directory  # noqa: E402
 
 # Table columns: the libraries as the page names them, and their headings.
@@ -24,25 +27,40 @@ COLUMNS = {"tenferro-web": "ours", "numpy": "numpy", "tfjs": "TF.js", "jax-js": 
 PREFIX = "bench: "  # what page/bench.mjs puts before each line it logs to the console
 
 
-def run_page(site: Path, quick: bool) -> dict:
+TIMEOUT_S = 40 * 60
+# Firefox: the page's log lines from `seen` on, and its result once there (Marionette does not
+# relay the console).
+FIREFOX_POLL = """
+  const [seen, done] = [arguments[0], arguments[arguments.length - 1]];
+  const lines = (window.benchLog ?? []).slice(seen);
+  done({lines, result: lines.length || window.benchDone === undefined ? null : window.benchDone,
+        agent: navigator.userAgent});
+"""
+
+
+def run_page(site: Path, quick: bool, browser: str) -> dict:
     """Open the page and wait for ``window.benchDone``, printing its log lines as they come."""
     started = time.perf_counter()
 
-    def show(message) -> None:
-        text = message.text
-        if message.type == "error" or text.startswith(PREFIX):
-            print(f"[{time.perf_counter() - started:6.1f} s] {text.removeprefix(PREFIX)}",
-                  flush=True)
+    def show(text: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f} s] {text}", flush=True)
 
     guard = OffsiteGuard()
     guard.start()
-    with serve_directory(site) as base, chromium(guard) as browser:
-        page = browser.new_page()
-        page.on("console", show)
-        page.goto(f"{base}/index.html{'?quick=1' if quick else ''}")
-        page.wait_for_function("window.benchDone !== undefined", timeout=40 * 60 * 1000)
-        result = page.evaluate("window.benchDone")
-        result["browser"] = f"Chromium {browser.version}"
+    with serve_directory(site) as base:
+        url = f"{base}/index.html{'?quick=1' if quick else ''}"
+        if browser == "firefox":
+            result = in_firefox(guard, url, show, started)
+        else:
+            with chromium(guard) as chrome:
+                page = chrome.new_page()
+                page.on("console", lambda m: show(m.text.removeprefix(PREFIX))
+                        if m.type == "error" or m.text.startswith(PREFIX) else None)
+                page.goto(url)
+                page.wait_for_function("window.benchDone !== undefined",
+                                       timeout=TIMEOUT_S * 1000)
+                result = page.evaluate("window.benchDone")
+                result["browser"] = f"Chromium {chrome.version}"
     guard.stop()
     if "error" in result:
         sys.exit(f"benchmark failed: {result['error']}")
@@ -51,11 +69,34 @@ def run_page(site: Path, quick: bool) -> dict:
     return result
 
 
+def in_firefox(guard: OffsiteGuard, url: str, show, started: float) -> dict:
+    driver = FirefoxDriver(guard.port)
+    try:
+        driver.set_script_timeout(60)
+        driver.get(url)
+        seen = 0
+        while time.perf_counter() - started < TIMEOUT_S:
+            polled = driver.execute_async_script(FIREFOX_POLL, seen)
+            for line in polled["lines"]:
+                show(line)
+            seen += len(polled["lines"])
+            if polled["result"] is not None:
+                result = polled["result"]
+                version = polled["agent"].rpartition("Firefox/")[2]
+                result["browser"] = f"Firefox {version}"
+                return result
+            time.sleep(1)
+        sys.exit(f"the benchmark did not finish within {TIMEOUT_S} s in Firefox")
+    finally:
+        driver.quit()
+
+
 def print_table(result: dict) -> None:
     libs = [lib for lib in COLUMNS if lib in result["libraries"]]
     peers = libs[1:]
     w = 9
-    print(f"\nGFLOP/s on {result['adapter']['vendor']}/{result['adapter']['architecture']} in "
+    names = f"{result['adapter']['vendor']}/{result['adapter']['architecture']}"
+    print(f"\nGFLOP/s on {names if names != '/' else 'an adapter whose names it withholds'} in "
           f"{result['browser']}, median trial (a trial: r products, then a readback); "
           "then ours over each; last, our kernels alone (the trial's GPU time, timestamps)")
     print(f"{'case':<18}{'r':>3}" + "".join(f"{COLUMNS[lib]:>{w}}" for lib in libs) + " |"
@@ -95,18 +136,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", type=Path)
     parser.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
+    parser.add_argument("--browser", choices=["chromium", "firefox"], default="chromium")
     parser.add_argument("--out", type=Path, help="default build/bench/browser-<architecture>.json")
     parser.add_argument("--save", action="store_true",
                         help="also record the results in bench/results/ (committed)")
     args = parser.parse_args()
     if args.save and args.quick:
         sys.exit("--save records full runs only (a quick run would replace the full figures)")
-    result = run_page(args.site, args.quick)
+    result = run_page(args.site, args.quick, args.browser)
     result["command"] = " ".join(["bench/run_browser.py", *sys.argv[1:]])
     print_table(result)
     if result["offsite_requests"]:
         sys.exit(f"requests tried to leave 127.0.0.1: {result['offsite_requests']}")
-    name = f"browser-{result['adapter']['architecture']}.json"
+    name = "browser-firefox.json" if args.browser == "firefox" else \
+        f"browser-{result['adapter']['architecture']}.json"
     out = args.out or ROOT / "build" / "bench" / name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")

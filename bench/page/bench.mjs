@@ -2,16 +2,18 @@
 // three JavaScript libraries on WebGPU (TF.js, jax-js, onnxruntime-web), on the same operands.
 // The Python side is browser_bench.py: it opens each peer on a case's operands
 // (`benchPeers.open`) and interleaves their trials with its own (`benchPeers.trial`).
-// Every line logged here also goes to the console, where bench/run_browser.py shows it as
-// progress.
+// Every line logged here also goes to the console and to window.benchLog, where
+// bench/run_browser.py shows it as progress (Chromium's console, Firefox's log).
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import * as jax from "./jax-js/index.js";
 import * as ort from "./ort/ort.webgpu.min.mjs";
 import { matmulModel } from "./onnx_matmul.mjs";
 
+window.benchLog = [];
 const log = (line) => {
   document.getElementById("log").textContent += "\n" + line;
   console.log(`bench: ${line}`);
+  window.benchLog.push(line);
 };
 const adapterName = (device) => `${device.adapterInfo.vendor}/${device.adapterInfo.architecture}`;
 const numel = (shape) => shape.reduce((x, y) => x * y, 1);
