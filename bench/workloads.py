@@ -140,6 +140,8 @@ def workloads(size: str) -> list[Workload]:
                  ((b, h, q, d), (b, h, q, d)), f32, "bhqd,bhkd->bhqk"),
         Workload(f"einsum bhqk,bhkd->bhqd b{b} h{h} q{q} d{d}", "batched",
                  ((b, h, q, q), (b, h, q, d)), f32, "bhqk,bhkd->bhqd"),
+        Workload(f"einsum bhqk,bhkd->bhqd c32 b{b} h{h} q{q // 2} d{d}", "batched",
+                 ((b, h, q // 2, q // 2), (b, h, q // 2, d)), c32, "bhqk,bhkd->bhqd"),
         Workload(f"einsum bij,bjk->bik 100x{q - 1}x{d + 3}x{q - 3}", "batched",
                  ((100, q - 1, d + 3), (100, d + 3, q - 3)) if big else
                  ((10, q - 1, d + 3), (10, d + 3, q - 3)), f32, "bij,bjk->bik"),
@@ -334,14 +336,16 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print, profile: boo
 
 
 def batch_tile_settings(tiles: str) -> list[tuple[str, dict[str, Any]]]:
-    """--batch-tiles: gemm_batch_tiled's f32 tile, TMxTN x BK, one setting per candidate."""
+    """--batch-tiles: gemm_batch_tiled's f32 tile, EGxMGxNGxTMxTNxBK, one setting per
+    candidate."""
     from tenferro_web.lowering import gemm
 
     settings = []
     for text in tiles.split(","):
-        tm, tn, bk = map(int, text.split("x"))
+        *shape, bk = map(int, text.split("x"))
         settings.append((f"gemm_batch_tiled f32 tile {text}",
-                         {"lowering.gemm.BATCH_TILES": {**gemm.BATCH_TILES, "f32": (tm, tn)},
+                         {"lowering.gemm.BATCH_TILES": {**gemm.BATCH_TILES,
+                                                        "f32": tuple(shape)},
                           "lowering.gemm.BATCH_BK": (bk,)}))
     return settings
 
@@ -428,7 +432,7 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="also profile one trial of each case on the host (cProfile)")
     parser.add_argument("--batch-tiles", default="",
-                        help="gemm_batch_tiled's f32 tiles to try in turn, TMxTNxBK (',' "
+                        help="gemm_batch_tiled's f32 tiles to try in turn, EGxMGxNGxTMxTNxBK (',' "
                              "between): each runs the cases with that tile alone")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=V1,V2",
                         help="a constant of tenferro_web.MODULE to try at each value "

@@ -260,7 +260,7 @@ def _prod(values: Iterable[int]) -> int:
 # A batch this large fills a 32-byte memory sector with consecutive f32 entries: the batch-first
 # GEMM's lanes read and write whole sectors.
 BATCH_FIRST_MIN = 8
-BATCH_FIRST_OUTPUT_COST = 2  # in copies of its output (measured, below)
+BATCH_FIRST_OUTPUT_COST = 0  # in copies of its output (measured, below)
 
 
 def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b: int,
