@@ -336,7 +336,7 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print, profile: boo
 
 
 def batch_tile_settings(tiles: str) -> list[tuple[str, dict[str, Any]]]:
-    """--batch-tiles: gemm_batch_tiled's f32 tile, EGxMGxNGxTMxTNxBK, one setting per
+    """--batch-tiles: gemm_batch_tiled's f32 tile, EGxMGxNGxTMxTNxWMxBK, one setting per
     candidate."""
     from tenferro_web.lowering import gemm
 
@@ -375,7 +375,8 @@ async def sweep_settings(rt, lane: str, cases: list[Workload],
     rows = []
     try:
         for label, values in settings:
-            for target, value in values.items():
+            # each setting alone: the others back at their defaults
+            for target, value in {**chosen, **values}.items():
                 setattr(*place(target), value)
             tw.api.forget_programs()
             log(label)
@@ -432,8 +433,8 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="also profile one trial of each case on the host (cProfile)")
     parser.add_argument("--batch-tiles", default="",
-                        help="gemm_batch_tiled's f32 tiles to try in turn, EGxMGxNGxTMxTNxBK (',' "
-                             "between): each runs the cases with that tile alone")
+                        help="gemm_batch_tiled's f32 tiles to try in turn, EGxMGxNGxTMxTNxWMxBK "
+                             "(',' between): each runs the cases with that tile alone")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=V1,V2",
                         help="a constant of tenferro_web.MODULE to try at each value "
                              "in turn (repeatable; each setting alone)")

@@ -8,11 +8,12 @@
 // batch entries (4 f32 or 2 C32), so a step of K is TM x TN vector multiply-adds that share
 // nothing across lanes. A workgroup of EG x MG x NG invocations covers EG vectors of batch
 // entries, BM = MG*TM rows and BN = NG*TN columns: invocation (e, mg, ng) owns rows
-// mg + MG*i and columns ng + NG*j of batch vector e. BK-deep tiles of A and B live in workgroup
-// memory in the memory's own order, [k][row or column][batch vector]: the loads of a warp are
-// runs of EG vectors, one per row (whole 32-byte sectors with EG = 2), and land in consecutive
-// slots; a step of the product reads A's rows as consecutive vectors and B's columns as a
-// broadcast. The next tile's global loads are in flight while this one is multiplied. The
+// mg + MG*i and columns ng + NG*j of batch vector e. A warp of 32 is EG x WM x WN of them
+// (WM values of mg by WN of ng), so that a step of the product reads EG*WM distinct vectors of
+// A and EG*WN of B per warp, each set consecutive in workgroup memory (one 128-byte wavefront
+// with EG*WM = 8), the rest broadcasts. BK-deep tiles of A and B live in workgroup memory in
+// the memory's own order, [k][row or column][batch vector]: the loads of a warp are runs of EG
+// vectors, one per row (whole 32-byte sectors with EG = 2), and land in consecutive slots. The next tile's global loads are in flight while this one is multiplied. The
 // results go out straight from the registers, batch entry fastest, as the operands came in.
 // With VEC_A (VEC_B, VEC_C) a vector is one 16-byte load (store): the batch stride is 1 and
 // every vector starts 16-byte aligned (offset, strides and B multiples of LANES); otherwise it
@@ -44,6 +45,8 @@
 #include "grid.wgsl"
 
 const EG: u32 = {{EG}}u;
+const WM: u32 = {{WM}}u;
+const WN: u32 = 32u / (EG * WM);
 const MG: u32 = {{MG}}u;
 const NG: u32 = {{NG}}u;
 const TM: u32 = {{TM}}u;
@@ -103,10 +106,9 @@ fn store_c(at: u32, bi0: u32, batch: u32, v: vec4<f32>) {
 #endif
 }
 
-@compute @workgroup_size({{EG}}, {{MG}}, {{NG}})
+@compute @workgroup_size({{THREADS}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) flat: u32) {
   let M = params[0];
   let N = params[1];
@@ -185,9 +187,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   }
   workgroupBarrier();
 
-  let e = lid.x;
-  let mg = lid.y;
-  let ng = lid.z;
+  // This invocation's place in its warp (e, then WM values of mg, then WN of ng), and its
+  // warp's block of WM x WN among the MG x NG.
+  let e = flat % EG;
+  let in_warp = flat / EG;
+  let warp = flat / 32u;
+  let mg = in_warp % WM + WM * (warp % (MG / WM));
+  let ng = (in_warp / WM) % WN + WN * (warp / (MG / WM));
   var acc: array<vec4<f32>, TM * TN>;
   // unroll
   for (var i = 0u; i < {{TM}}u * {{TN}}u; i++) {

@@ -353,10 +353,12 @@ _default_runtime: WebGpuRuntime | None = None
 
 
 def forget_programs() -> None:
-    """Drop every lowered program kept for reuse (by call signature here, by plan in the
-    lowering), so that the next call lowers afresh: what a benchmark or a test that changes a
-    kernel table (``lowering.gemm.GPU_TILES``, ``lowering.copy.TRANSPOSE_TILINGS``, ...) calls
-    after each change. The tables are read only when a program is lowered."""
+    """Drop every einsum plan and lowered program kept for reuse (by call signature here, by
+    plan in the lowering), so that the next call plans and lowers afresh: what a benchmark or a
+    test that changes a kernel table or a planner constant (``lowering.gemm.GPU_TILES``,
+    ``planning.einsum.steps.BATCH_FIRST_OUTPUT_COST``, ...) calls after each change. They are
+    read only when a call is planned or lowered."""
+    _einsum_plan.cache_clear()
     _DOT_PROGRAMS.clear()
     _EINSUM_CALLS.clear()
     _schedule.cache_clear()

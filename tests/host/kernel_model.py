@@ -90,7 +90,9 @@ def _gemm_batch_tiled(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> N
     eg, lanes, bk = num["EG"], num["LANES"], num["BK"]
     bm, bn = num["MG"] * num["TM"], num["NG"] * num["TN"]
     threads = eg * num["MG"] * num["NG"]
-    assert threads <= 256, "more invocations than a workgroup may have"
+    assert threads == num["THREADS"] <= 256, "more invocations than a workgroup may have"
+    assert num["MG"] % num["WM"] == 0 and num["NG"] % (32 // (eg * num["WM"])) == 0, \
+        "warps do not tile the workgroup"
     assert num["LOADS_A"] * threads == bk * bm * eg, "A's tile loads miss vectors"
     assert num["LOADS_B"] * threads == bk * bn * eg, "B's tile loads miss vectors"
     assert num["SHARED"] == bk * (bm + bn) * eg, "the tiles do not fit workgroup memory"

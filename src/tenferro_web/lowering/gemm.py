@@ -190,14 +190,19 @@ def gemm_words(op: str, m: int, n: int, k: int, batch: int, tiles_m: int, tiles_
 class BatchTile:
     """gemm_batch_tiled's shape: a workgroup of eg x mg x ng invocations, each holding tm x tn
     16-byte vectors of batch entries (so eg vectors of batch entries by mg*tm rows by ng*tn
-    columns per workgroup), bk deep."""
+    columns per workgroup), bk deep; a warp of 32 covers eg x wm x (32 / (eg*wm)) of them."""
 
     eg: int
     mg: int
     ng: int
     tm: int
     tn: int
+    wm: int
     bk: int
+
+    @property
+    def wn(self) -> int:
+        return 32 // (self.eg * self.wm)
 
     @property
     def threads(self) -> int:
@@ -214,9 +219,12 @@ class BatchTile:
         return self.bk * self.tm // self.ng, self.bk * self.tn // self.mg
 
     @property
-    def even(self) -> bool:
-        """Whether every invocation loads the same number of vectors of each tile."""
-        return (self.bk * self.tm) % self.ng == 0 and (self.bk * self.tn) % self.mg == 0
+    def valid(self) -> bool:
+        """Whether warps tile the workgroup and every invocation loads the same number of
+        vectors of each tile."""
+        return 32 % (self.eg * self.wm) == 0 and self.mg % self.wm == 0 \
+            and self.ng % self.wn == 0 and self.threads <= 256 \
+            and (self.bk * self.tm) % self.ng == 0 and (self.bk * self.tn) % self.mg == 0
 
 
 def batch_vectors_aligned(access: OperandAccess, batch: int, lanes: int) -> bool:
@@ -249,9 +257,9 @@ class BatchTiledSpec:
     b_conj: bool
 
     def __post_init__(self) -> None:
-        if not self.tile.even or self.tile.threads > 256:
-            raise ValueError(f"tiles must be loaded by every invocation alike, at most 256 of "
-                             f"them: {self}")
+        if not self.tile.valid:
+            raise ValueError(f"warps must tile the workgroup, at most 256 invocations, each "
+                             f"loading the tiles alike: {self}")
         if abs(self.a.step) > 1 or abs(self.b.step) > 1:
             raise ValueError(f"the batch must be consecutive or broadcast: {self}")
         for vec, access in ((self.vec_a, self.a), (self.vec_b, self.b)):
@@ -284,7 +292,8 @@ class BatchTiledSpec:
         t = self.tile
         loads_a, loads_b = t.loads
         return KernelKey.of("gemm_batch_tiled", SCALAR=self.scalar, EG=t.eg, MG=t.mg, NG=t.ng,
-                            TM=t.tm, TN=t.tn, BK=t.bk, LANES=self.lanes,
+                            TM=t.tm, TN=t.tn, WM=t.wm, BK=t.bk, LANES=self.lanes,
+                            THREADS=t.threads,
                             SHARED=t.shared_vectors, LOADS_A=loads_a, LOADS_B=loads_b,
                             VEC_A=str(self.vec_a).lower(), VEC_B=str(self.vec_b).lower(),
                             VEC_C=str(self.vec_c).lower())
@@ -448,9 +457,10 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
                     plan.k, k_step if chunks > 1 else 0)
 
 
-# gemm_batch_tiled's workgroup (EG, MG, NG) and register block (TM, TN) per scalar; BK is the
-# deepest of BATCH_BK that fits the device's workgroup memory and divides the loads evenly.
-BATCH_TILES = {"f32": (2, 16, 8, 4, 4), "c32": (2, 16, 8, 4, 4)}
+# gemm_batch_tiled's workgroup (EG, MG, NG), register block (TM, TN) and warp rows (WM) per
+# scalar; BK is the deepest of BATCH_BK that fits the device's workgroup memory and divides
+# the loads evenly.
+BATCH_TILES = {"f32": (2, 16, 8, 4, 4, 4), "c32": (2, 16, 8, 4, 4, 4)}
 BATCH_BK = (8, 4)
 
 
@@ -461,7 +471,7 @@ def batch_tiled_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool
     a, b = plan.lhs, plan.rhs
     scalar = "c32" if plan.dtype is DType.C32 else "f32"
     tiles = [BatchTile(*BATCH_TILES[scalar], bk) for bk in BATCH_BK]
-    tiles = [t for t in tiles if t.even] or tiles
+    tiles = [t for t in tiles if t.valid] or tiles
     tile = next((t for t in tiles if 16 * t.shared_vectors <= profile.max_workgroup_bytes),
                 tiles[-1])
     a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride)
