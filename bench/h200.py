@@ -58,7 +58,7 @@ FUZZ_SEED = 20261205
 # workloads, and the einsum planner's charge for a batch-first output (1000: never batch-first)
 BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
                "2x16x8x4x4x16x8,2x16x8x4x4x4x8,2x8x16x4x4x4x8,2x8x16x4x4x8x8,1x16x16x4x4x8x8,"
-               "2x16x8x4x4x2x8,2x16x4x4x8x4x8",
+               "2x16x8x4x4x2x8,2x16x4x4x8x4x8,2x8x16x4x2x4x8,2x16x8x2x4x4x8",
                "--set", "planning.einsum.steps.BATCH_FIRST_OUTPUT_COST=0,2,1000"]
 # split-K's fill target on the cases of small products, and the sums' grids
 FILL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained|matmul c32",
