@@ -460,7 +460,7 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
 # gemm_batch_tiled's workgroup (EG, MG, NG), register block (TM, TN) and warp rows (WM) per
 # scalar; BK is the deepest of BATCH_BK that fits the device's workgroup memory and divides
 # the loads evenly.
-BATCH_TILES = {"f32": (2, 16, 8, 4, 4, 4), "c32": (2, 16, 8, 4, 4, 4)}
+BATCH_TILES = {"f32": (2, 8, 16, 4, 4, 4), "c32": (2, 8, 16, 4, 4, 4)}
 BATCH_BK = (8, 4)
 
 

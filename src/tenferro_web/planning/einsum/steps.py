@@ -260,7 +260,11 @@ def _prod(values: Iterable[int]) -> int:
 # A batch this large fills a 32-byte memory sector with consecutive f32 entries: the batch-first
 # GEMM's lanes read and write whole sectors.
 BATCH_FIRST_MIN = 8
-BATCH_FIRST_OUTPUT_COST = 0  # in copies of its output (measured, below)
+# The batch-first GEMM reads and writes numpy's layout in place, but multiplies slower than the
+# tiled one (an H100, bench/h200.py --sweep --steps ...-batch: 15-19 thousand GFLOP/s against
+# 25-30): about one element copy more per this many f32 flops (twice as many for C32, whose
+# elements are twice as large).
+BATCH_FIRST_FLOPS_PER_COPY = 120
 
 
 def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b: int,
@@ -304,11 +308,10 @@ def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b:
             if want is not None and labels != want:
                 copies += plan.out_size
             if first:
-                # The batch-first GEMM writes its output through workgroup memory in runs of 8
-                # batch entries: on an H100 that costs about two copies of the output more
-                # than the tiled GEMM (bhqd,bhkd->bhqk 0.76 ms against 0.34 + a 0.20 ms
-                # transpose), so it pays where it saves packing a large operand.
-                copies += BATCH_FIRST_OUTPUT_COST * plan.out_size
+                # It pays where it saves packing an operand or transposing the output, unless
+                # the product is long (bij,bjk->bik 32 x 1021 x 1023 x 1019: 3.9-4.1 ms
+                # batch-first, 2.6-2.8 packed and transposed around the tiled GEMM).
+                copies += plan.flops * 4 // (BATCH_FIRST_FLOPS_PER_COPY * dtype.itemsize)
             key = (copies, packs)
             if best is None or key < best[0]:
                 best = (key, DotStep(lhs, rhs, cfg, labels, plan.flops, packs, first))
