@@ -60,7 +60,8 @@ FUZZ_SEED = 20261205
 BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
                "2x16x8x4x4x16x8,2x16x8x4x4x4x8,2x8x16x4x4x4x8,2x8x16x4x4x8x8,1x16x16x4x4x8x8,"
                "2x16x8x4x4x2x8,2x16x4x4x8x4x8,2x8x16x4x2x4x8,2x16x8x2x4x4x8",
-               "--set", "planning.einsum.steps.BATCH_FIRST_FLOPS_PER_COPY=1,60,120,240,1000000000000"]
+               "--set",
+               "planning.einsum.steps.BATCH_FIRST_FLOPS_PER_COPY=1,60,120,240,1000000000000"]
 # split-K's fill target on the cases of small products, and the sums' grids
 FILL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained|matmul c32",
               "--set", "lowering.gemm.SPLIT_FILL_GROUPS=0,128,256,512,1024"]
