@@ -54,14 +54,13 @@ from gemm_cases import (  # noqa: E402
 
 NVIDIA_ICD = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"
 FUZZ_SEED = 20261205
-# gemm_batch_tiled's f32 tiles (EG x MG x NG x TM x TN x WM x BK) swept on the batch-first
-# workloads, and the einsum planner's charge for a batch-first product (1: never batch-first;
-# 10^12: wherever it saves copies)
+# gemm_batch_tiled's f32 tiles (TM x TN x BK) swept on the batch-first workloads, and the
+# einsum planner's charge for a batch-first product (output copies, and flops per copy)
 BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
-               "2x16x8x4x4x16x8,2x16x8x4x4x4x8,2x8x16x4x4x4x8,2x8x16x4x4x8x8,1x16x16x4x4x8x8,"
-               "2x16x8x4x4x2x8,2x16x4x4x8x4x8,2x8x16x4x2x4x8,2x16x8x2x4x4x8",
+               "8x8x8,8x8x4,8x4x8,4x8x8,16x8x4,8x16x4",
+               "--set", "planning.einsum.steps.BATCH_FIRST_OUTPUT_COST=0,1,2,4",
                "--set",
-               "planning.einsum.steps.BATCH_FIRST_FLOPS_PER_COPY=1,60,120,240,1000000000000"]
+               "planning.einsum.steps.BATCH_FIRST_FLOPS_PER_COPY=1,128,512,2048,1000000000000"]
 # split-K's fill target on the cases of small products, and the sums' grids
 FILL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained|matmul c32",
               "--set", "lowering.gemm.SPLIT_FILL_GROUPS=0,128,256,512,1024"]

@@ -336,16 +336,14 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print, profile: boo
 
 
 def batch_tile_settings(tiles: str) -> list[tuple[str, dict[str, Any]]]:
-    """--batch-tiles: gemm_batch_tiled's f32 tile, EGxMGxNGxTMxTNxWMxBK, one setting per
-    candidate."""
+    """--batch-tiles: gemm_batch_tiled's f32 tile, TMxTN x BK, one setting per candidate."""
     from tenferro_web.lowering import gemm
 
     settings = []
     for text in tiles.split(","):
-        *shape, bk = map(int, text.split("x"))
+        tm, tn, bk = map(int, text.split("x"))
         settings.append((f"gemm_batch_tiled f32 tile {text}",
-                         {"lowering.gemm.BATCH_TILES": {**gemm.BATCH_TILES,
-                                                        "f32": tuple(shape)},
+                         {"lowering.gemm.BATCH_TILES": {**gemm.BATCH_TILES, "f32": (tm, tn)},
                           "lowering.gemm.BATCH_BK": (bk,)}))
     return settings
 
@@ -433,8 +431,8 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="also profile one trial of each case on the host (cProfile)")
     parser.add_argument("--batch-tiles", default="",
-                        help="gemm_batch_tiled's f32 tiles to try in turn, EGxMGxNGxTMxTNxWMxBK "
-                             "(',' between): each runs the cases with that tile alone")
+                        help="gemm_batch_tiled's f32 tiles to try in turn, TMxTNxBK (',' "
+                             "between): each runs the cases with that tile alone")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=V1,V2",
                         help="a constant of tenferro_web.MODULE to try at each value "
                              "in turn (repeatable; each setting alone)")

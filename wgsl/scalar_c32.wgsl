@@ -10,16 +10,6 @@ fn mac(acc: vec2<f32>, x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(fma(x.x, y.x, fma(-x.y, y.y, acc.x)), fma(x.x, y.y, fma(x.y, y.x, acc.y)));
 }
 
-// Two independent complex lanes (re, im, re, im; gemm_batch_tiled: one batch entry each).
-fn load_lanes(v: vec4<f32>, conj_sign: f32) -> vec4<f32> {
-  return vec4<f32>(v.x, v.y * conj_sign, v.z, v.w * conj_sign);
-}
-
-// (xr + i xi)(yr + i yi) per lane: xr * (yr, yi) + xi * (-yi, yr).
-fn mac_lanes(acc: vec4<f32>, x: vec4<f32>, y: vec4<f32>) -> vec4<f32> {
-  return fma(x.xxzz, y, fma(x.yyww, vec4<f32>(-y.y, y.x, -y.w, y.z), acc));
-}
-
 // A 16-byte vector as scalars (GEMM tiles live in workgroup memory as vec4<f32>).
 
 fn lane_of(v: vec4<f32>, e: u32) -> vec2<f32> {

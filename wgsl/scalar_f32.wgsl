@@ -11,15 +11,6 @@ fn mac(acc: f32, x: f32, y: f32) -> f32 {
   return fma(x, y, acc);
 }
 
-// Four independent f32 lanes (gemm_batch_tiled: one batch entry each).
-fn load_lanes(v: vec4<f32>, conj_sign: f32) -> vec4<f32> {
-  return v;
-}
-
-fn mac_lanes(acc: vec4<f32>, x: vec4<f32>, y: vec4<f32>) -> vec4<f32> {
-  return fma(x, y, acc);
-}
-
 // A 16-byte vector as scalars (GEMM tiles live in workgroup memory as vec4<f32>).
 
 fn lane_of(v: vec4<f32>, e: u32) -> f32 {

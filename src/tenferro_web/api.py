@@ -356,7 +356,7 @@ def forget_programs() -> None:
     """Drop every einsum plan and lowered program kept for reuse (by call signature here, by
     plan in the lowering), so that the next call plans and lowers afresh: what a benchmark or a
     test that changes a kernel table or a planner constant (``lowering.gemm.GPU_TILES``,
-    ``planning.einsum.steps.BATCH_FIRST_FLOPS_PER_COPY``, ...) calls after each change. They are
+    ``planning.einsum.steps.BATCH_FIRST_OUTPUT_COST``, ...) calls after each change. They are
     read only when a call is planned or lowered."""
     _einsum_plan.cache_clear()
     _DOT_PROGRAMS.clear()

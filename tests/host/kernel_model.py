@@ -22,7 +22,7 @@ def signed(word: int) -> int:
 class Trace:
     """What the interpreted kernels did, beyond their results."""
 
-    vec4_starts: list[tuple[str, int]] = field(default_factory=list)  # (operand, f32 word index)
+    vec4_starts: list[tuple[str, int]] = field(default_factory=list)  # (operand, element index)
     gemm_jobs: list[list[tuple[int, int]]] = field(default_factory=list)  # per launch: K ranges
     writes: list[np.ndarray] = field(default_factory=list)  # per copy launch: dst indices
     sum_chunks: list[list[tuple[int, int]]] = field(default_factory=list)  # per sum: K ranges
@@ -80,45 +80,29 @@ def _gemm(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
 
 
 def _gemm_batch_tiled(launch: Launch, bufs: list[np.ndarray], trace: Trace) -> None:
-    """c[bi + B*m + B*M*n]: EG vectors of LANES batch entries per workgroup over MG*TM x NG*TN
-    output tiles."""
+    """c[bi + B*m + B*M*n]: NB batch entries per workgroup over 8*TM x 4*TN output tiles."""
     p = gemm_params(launch.words)
-    const = dict(launch.key.constants)
-    num = {k: int(v) for k, v in const.items() if v.isdigit()}
+    const = {k: int(v) for k, v in launch.key.constants if k != "SCALAR"}
     a_buf, b_buf, c_buf = (bufs[s] for s in launch.buffers)
     m, n, k, batch = p["m"], p["n"], p["k"], p["batch"]
-    eg, lanes, bk = num["EG"], num["LANES"], num["BK"]
-    bm, bn = num["MG"] * num["TM"], num["NG"] * num["TN"]
-    threads = eg * num["MG"] * num["NG"]
-    assert threads == num["THREADS"] <= 256, "more invocations than a workgroup may have"
-    assert num["MG"] % num["WM"] == 0 and num["NG"] % (32 // (eg * num["WM"])) == 0, \
-        "warps do not tile the workgroup"
-    assert num["LOADS_A"] * threads == bk * bm * eg, "A's tile loads miss vectors"
-    assert num["LOADS_B"] * threads == bk * bn * eg, "B's tile loads miss vectors"
-    assert num["SHARED"] == bk * (bm + bn) * eg, "the tiles do not fit workgroup memory"
+    nb, bm, bn, bk = const["NB"], 8 * const["TM"], 4 * const["TN"], const["BK"]
+    threads = 32 * nb
+    assert const["LOADS_A"] * threads == bk * nb * bm, "A's tile loads miss elements"
+    assert const["LOADS_B"] * threads == bk * nb * bn, "B's tile loads miss elements"
+    assert const["STORES"] * threads == 4 * bm * nb, "the stage's stores miss elements"
     assert p["tiles_m"] * bm >= m and p["tiles_n"] * bn >= n, "tiles miss the output"
     x, y, _ = launch.grid
-    assert x * y >= -(-batch // (eg * lanes)) * p["tiles_m"] * p["tiles_n"], \
-        "grid misses workgroups"
+    assert x * y >= -(-batch // nb) * p["tiles_m"] * p["tiles_n"], "grid misses workgroups"
     assert abs(p["a_bs"]) <= 1 and abs(p["b_bs"]) <= 1, "the batch is not consecutive"
     rows, cols, ks = np.arange(m)[:, None], np.arange(n)[None, :], np.arange(k)
     wide = np.complex128 if np.iscomplexobj(a_buf) else np.float64
     for bi in range(batch):
-        a_idx = p["a_off"] + bi * p["a_bs"] + rows * p["a_rs"] + ks[None, :] * p["a_cs"]
-        b_idx = p["b_off"] + bi * p["b_bs"] + ks[:, None] * p["b_rs"] + cols * p["b_cs"]
-        a, b = a_buf[a_idx], b_buf[b_idx]
+        a = a_buf[p["a_off"] + bi * p["a_bs"] + rows * p["a_rs"] + ks[None, :] * p["a_cs"]]
+        b = b_buf[p["b_off"] + bi * p["b_bs"] + ks[:, None] * p["b_rs"] + cols * p["b_cs"]]
         if np.iscomplexobj(a_buf):
             a = a.real + 1j * a.imag * p["a_sign"]
             b = b.real + 1j * b.imag * p["b_sign"]
         c_buf[bi + batch * (rows + m * cols)] = a.astype(wide) @ b
-        # A vector of batch entries starts at every multiple of LANES; in f32 words (a C32
-        # entry is two), a 16-byte load starts at a multiple of 4.
-        if bi % lanes == 0:
-            for name, vec, idx in (("a", const["VEC_A"], a_idx), ("b", const["VEC_B"], b_idx),
-                                   ("c", const["VEC_C"], bi + batch * (rows + m * cols))):
-                if vec == "true":
-                    assert bi + lanes <= batch, f"{name}'s 16-byte vector straddles the batch"
-                    trace.vec4_starts.extend((name, int(i) * 4 // lanes) for i in idx.ravel())
     trace.gemm_jobs.append([(0, k)] * batch)
 
 

@@ -187,66 +187,15 @@ def gemm_words(op: str, m: int, n: int, k: int, batch: int, tiles_m: int, tiles_
 
 
 @dataclass(frozen=True)
-class BatchTile:
-    """gemm_batch_tiled's shape: a workgroup of eg x mg x ng invocations, each holding tm x tn
-    16-byte vectors of batch entries (so eg vectors of batch entries by mg*tm rows by ng*tn
-    columns per workgroup), bk deep; a warp of 32 covers eg x wm x (32 / (eg*wm)) of them."""
-
-    eg: int
-    mg: int
-    ng: int
-    tm: int
-    tn: int
-    wm: int
-    bk: int
-
-    @property
-    def wn(self) -> int:
-        return 32 // (self.eg * self.wm)
-
-    @property
-    def threads(self) -> int:
-        return self.eg * self.mg * self.ng
-
-    @property
-    def shared_vectors(self) -> int:
-        """16-byte vectors of workgroup memory: the A and B tiles."""
-        return self.bk * (self.mg * self.tm + self.ng * self.tn) * self.eg
-
-    @property
-    def loads(self) -> tuple[int, int]:
-        """Vectors of A and of B that each invocation loads per tile (where ``even``)."""
-        return self.bk * self.tm // self.ng, self.bk * self.tn // self.mg
-
-    @property
-    def valid(self) -> bool:
-        """Whether warps tile the workgroup and every invocation loads the same number of
-        vectors of each tile."""
-        return 32 % (self.eg * self.wm) == 0 and self.mg % self.wm == 0 \
-            and self.ng % self.wn == 0 and self.threads <= 256 \
-            and (self.bk * self.tm) % self.ng == 0 and (self.bk * self.tn) % self.mg == 0
-
-
-def batch_vectors_aligned(access: OperandAccess, batch: int, lanes: int) -> bool:
-    """Whether every vector of ``lanes`` batch entries of an operand is one aligned 16-byte
-    load: the batch is consecutive and a whole number of vectors, and every address a vector
-    starts at is a multiple of a vector."""
-    return access.step == 1 and batch % lanes == 0 and all(
-        v % lanes == 0 for v in (access.offset, access.row_stride, access.col_stride))
-
-
-@dataclass(frozen=True)
 class BatchTiledSpec:
     """One launch of ``gemm_batch_tiled``: ``c[bi + B*m + B*M*n] = sum_k A(m, k, bi) *
-    B(k, n, bi)`` (a batch-first dot_general on a GPU), the batch as the 16-byte vector axis.
-    ``vec_a`` (``vec_b``, ``vec_c``): each vector of batch entries is one aligned 16-byte load
-    (store)."""
+    B(k, n, bi)`` (a batch-first dot_general on a GPU). A workgroup is one warp of 32 per batch
+    entry, ``NB`` entries, over an output tile of ``8*tm x 4*tn``, ``bk`` deep."""
 
     scalar: str
-    tile: BatchTile
-    vec_a: bool
-    vec_b: bool
-    vec_c: bool
+    tm: int
+    tn: int
+    bk: int
     m: int
     n: int
     k: int
@@ -256,47 +205,47 @@ class BatchTiledSpec:
     a_conj: bool
     b_conj: bool
 
+    NB = 8  # batch entries per workgroup: 8 f32 fill a 32-byte sector
+
     def __post_init__(self) -> None:
-        if not self.tile.valid:
-            raise ValueError(f"warps must tile the workgroup, at most 256 invocations, each "
-                             f"loading the tiles alike: {self}")
+        lanes = self.lanes
+        if self.tm % lanes or self.tn % lanes or (self.bk * self.tm) % 4 \
+                or (self.bk * self.tn) % 8:
+            raise ValueError(f"tiles must be whole vectors, loaded by every invocation "
+                             f"alike: {self}")
         if abs(self.a.step) > 1 or abs(self.b.step) > 1:
             raise ValueError(f"the batch must be consecutive or broadcast: {self}")
-        for vec, access in ((self.vec_a, self.a), (self.vec_b, self.b)):
-            if vec and not batch_vectors_aligned(access, self.batch, self.lanes):
-                raise ValueError(f"16-byte loads of batch entries would start unaligned or "
-                                 f"straddle the batch: {self}")
-        if self.vec_c and self.batch % self.lanes:
-            raise ValueError(f"16-byte stores need a batch that is a multiple of "
-                             f"{self.lanes}: {self}")
         if min(self.m, self.n, self.k, self.batch) < 1:
             raise ValueError(f"empty GEMMs are not launched: {self}")
 
     @property
     def lanes(self) -> int:
-        """Batch entries per 16-byte vector."""
         return 4 if self.scalar == "f32" else 2
 
     @property
     def tiles(self) -> tuple[int, int]:
-        t = self.tile
-        return -(-self.m // (t.mg * t.tm)), -(-self.n // (t.ng * t.tn))
+        return -(-self.m // (8 * self.tm)), -(-self.n // (4 * self.tn))
 
     @property
     def groups(self) -> int:
         tiles_m, tiles_n = self.tiles
-        return -(-self.batch // (self.tile.eg * self.lanes)) * tiles_m * tiles_n
+        return -(-self.batch // self.NB) * tiles_m * tiles_n
+
+    @property
+    def shared_vectors(self) -> int:
+        """16-byte vectors of workgroup memory: the A and B tiles (rows padded by one vector),
+        or the output stage (4 column groups of 8*tm rows x NB entries, padded)."""
+        bm, bn, lanes = 8 * self.tm, 4 * self.tn, self.lanes
+        tiles = self.bk * self.NB * (bm // lanes + 1 + bn // lanes + 1)
+        stage = -(-4 * (bm * (self.NB + 1) + 1) // lanes)
+        return max(tiles, stage)
 
     @property
     def key(self) -> KernelKey:
-        t = self.tile
-        loads_a, loads_b = t.loads
-        return KernelKey.of("gemm_batch_tiled", SCALAR=self.scalar, EG=t.eg, MG=t.mg, NG=t.ng,
-                            TM=t.tm, TN=t.tn, WM=t.wm, BK=t.bk, LANES=self.lanes,
-                            THREADS=t.threads,
-                            SHARED=t.shared_vectors, LOADS_A=loads_a, LOADS_B=loads_b,
-                            VEC_A=str(self.vec_a).lower(), VEC_B=str(self.vec_b).lower(),
-                            VEC_C=str(self.vec_c).lower())
+        return KernelKey.of("gemm_batch_tiled", SCALAR=self.scalar, TM=self.tm, TN=self.tn,
+                            BK=self.bk, NB=self.NB, LANES=self.lanes,
+                            SHARED=self.shared_vectors, LOADS_A=self.bk * self.tm // 4,
+                            LOADS_B=self.bk * self.tn // 8, STORES=self.tm)
 
     def words(self, op: str) -> tuple[int, ...]:
         tiles_m, tiles_n = self.tiles
@@ -457,10 +406,9 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
                     plan.k, k_step if chunks > 1 else 0)
 
 
-# gemm_batch_tiled's workgroup (EG, MG, NG), register block (TM, TN) and warp rows (WM) per
-# scalar; BK is the deepest of BATCH_BK that fits the device's workgroup memory and divides
-# the loads evenly.
-BATCH_TILES = {"f32": (2, 8, 16, 4, 4, 4), "c32": (2, 8, 16, 4, 4, 4)}
+# gemm_batch_tiled's (TM, TN) per scalar; BK is the deepest of BATCH_BK that fits the
+# device's workgroup memory.
+BATCH_TILES = {"f32": (8, 8), "c32": (4, 4)}
 BATCH_BK = (8, 4)
 
 
@@ -470,17 +418,13 @@ def batch_tiled_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool
     binds it."""
     a, b = plan.lhs, plan.rhs
     scalar = "c32" if plan.dtype is DType.C32 else "f32"
-    tiles = [BatchTile(*BATCH_TILES[scalar], bk) for bk in BATCH_BK]
-    tiles = [t for t in tiles if t.valid] or tiles
-    tile = next((t for t in tiles if 16 * t.shared_vectors <= profile.max_workgroup_bytes),
-                tiles[-1])
-    a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride)
-    b_access = OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride)
-    lanes = 4 if scalar == "f32" else 2
-    return BatchTiledSpec(scalar, tile, batch_vectors_aligned(a_access, plan.batch, lanes),
-                          batch_vectors_aligned(b_access, plan.batch, lanes),
-                          plan.batch % lanes == 0, plan.m, plan.n, plan.k, plan.batch, a_access,
-                          b_access, a_conj, b_conj)
+    tm, tn = BATCH_TILES[scalar]
+    specs = [BatchTiledSpec(scalar, tm, tn, bk, plan.m, plan.n, plan.k, plan.batch,
+                            OperandAccess(a.offset, a.row_stride, a.col_stride, a.batch_stride),
+                            OperandAccess(b.offset, b.row_stride, b.col_stride, b.batch_stride),
+                            a_conj, b_conj) for bk in BATCH_BK]
+    return next((s for s in specs if 16 * s.shared_vectors <= profile.max_workgroup_bytes),
+                specs[-1])
 
 
 # Slots of a dot_general program.

@@ -260,11 +260,11 @@ def _prod(values: Iterable[int]) -> int:
 # A batch this large fills a 32-byte memory sector with consecutive f32 entries: the batch-first
 # GEMM's lanes read and write whole sectors.
 BATCH_FIRST_MIN = 8
-# The batch-first GEMM reads and writes numpy's layout in place, but multiplies slower than the
-# tiled one (an H100, bench/h200.py --sweep --steps ...-batch: 15-19 thousand GFLOP/s against
-# 25-30): about one element copy more per this many f32 flops (twice as many for C32, whose
-# elements are twice as large).
-BATCH_FIRST_FLOPS_PER_COPY = 120
+# What a batch-first product costs beyond its copies, in element copies (measured, below): so
+# many copies of its output, and one copy per so many f32 flops (C32: per twice as many, its
+# elements being twice as large).
+BATCH_FIRST_OUTPUT_COST = 2
+BATCH_FIRST_FLOPS_PER_COPY = 512
 
 
 def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b: int,
@@ -308,10 +308,16 @@ def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b:
             if want is not None and labels != want:
                 copies += plan.out_size
             if first:
-                # It pays where it saves packing an operand or transposing the output, unless
-                # the product is long (bij,bjk->bik 32 x 1021 x 1023 x 1019: 3.9-4.1 ms
-                # batch-first, 2.6-2.8 packed and transposed around the tiled GEMM).
-                copies += plan.flops * 4 // (BATCH_FIRST_FLOPS_PER_COPY * dtype.itemsize)
+                # The batch-first GEMM writes its output through workgroup memory in runs of 8
+                # batch entries, and multiplies slower than the tiled GEMM (an H100,
+                # bench/h200.py --sweep --steps ...-batch: 19-21 thousand GFLOP/s against
+                # 25-31). So it pays where it saves packing a large operand, unless the output
+                # is large (bhqd,bhkd->bhqk: 0.76-0.79 ms against 0.59-0.61 for packing, the
+                # tiled GEMM and the output's transpose) or the product long (bij,bjk->bik
+                # 32 x 1021 x 1023 x 1019: 3.1-3.2 ms against 2.6-2.8); bhqk,bhkd->bhqd
+                # (0.43-0.45 ms against 0.54-0.66) stays batch-first.
+                copies += BATCH_FIRST_OUTPUT_COST * plan.out_size \
+                    + plan.flops * 4 // (BATCH_FIRST_FLOPS_PER_COPY * dtype.itemsize)
             key = (copies, packs)
             if best is None or key < best[0]:
                 best = (key, DotStep(lhs, rhs, cfg, labels, plan.flops, packs, first))
