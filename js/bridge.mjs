@@ -46,6 +46,11 @@ function heapWords(address, count) {
 }
 
 // One turn of the event loop (a macrotask: setTimeout exists in windows, workers and Node).
+// Firefox (Gecko), in a page or a worker: device promises wait for its GPU process's poll
+// (DeviceContext.reached).
+const NEEDS_POLL_NUDGE =
+  typeof navigator !== "undefined" && /\bFirefox\//.test(navigator.userAgent ?? "");
+
 function nextTurn() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
@@ -474,11 +479,14 @@ export class DeviceContext {
 
   // A device promise that settles when the device timeline gets there (mapAsync,
   // onSubmittedWorkDone). Firefox's GPU process settles those only when it polls its devices:
-  // on a 100 ms timer, or at a queue submit. So while one is pending after a turn of the event
-  // loop, an empty submit each turn asks for that poll: a 4-byte download in Firefox on
-  // lavapipe takes 1 ms instead of 100 (`make bench BROWSER=firefox`, docs/performance.md).
-  // Engines that settle it within the first turn never see the submit.
+  // on a 100 ms timer, or at a queue submit. So in Firefox, while one is pending after a turn of
+  // the event loop, an empty submit each turn asks for that poll: a 4-byte download on lavapipe
+  // takes 1 ms instead of 100 (`make bench BROWSER=firefox`, docs/performance.md). Chromium
+  // and Dawn in Node settle it on their own, and there the empty submits cost: 100 chained
+  // small products through Chromium on SwiftShader took 148-159 us/op with them, 106-122
+  // without (`make bench QUICK=1`, two runs each, alternated).
   async reached(promise) {
+    if (!NEEDS_POLL_NUDGE) return promise;
     let pending = true;
     const watched = promise.finally(() => {
       pending = false;
