@@ -275,8 +275,9 @@ def _lower_pair(values: Sequence[tuple[tuple[str, ...], ViewLayout]], a: int, b:
     Candidates: either operand as lhs; contracting and batch axes listed in lhs order, in rhs
     order, or (batch) in the order the final output wants; the batch last in the result, or
     (a batch of at least BATCH_FIRST_MIN) first. Each is scored by the elements the GPU must
-    copy: packed operands, plus the output when a final transpose would remain. Ties keep the
-    batch last (the tiled GEMM).
+    copy: packed operands, plus the output when a final transpose would remain, plus, for the
+    batch first, what the batch-first GEMM costs beyond the tiled one in copies (its output's
+    and its flops' charges). Ties keep the batch last (the tiled GEMM).
     """
     best: tuple[tuple[int, int], DotStep] | None = None
     for lhs, rhs in ((a, b), (b, a)):
