@@ -45,12 +45,12 @@ function heapWords(address, count) {
   return pythonHeap.HEAPU32.subarray(address / 4, address / 4 + count);
 }
 
-// One turn of the event loop (a macrotask: setTimeout exists in windows, workers and Node).
 // Firefox (Gecko), in a page or a worker: device promises wait for its GPU process's poll
 // (DeviceContext.reached).
 const NEEDS_POLL_NUDGE =
   typeof navigator !== "undefined" && /\bFirefox\//.test(navigator.userAgent ?? "");
 
+// One turn of the event loop (a macrotask: setTimeout exists in windows, workers and Node).
 function nextTurn() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
