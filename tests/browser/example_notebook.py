@@ -31,6 +31,14 @@ KERNEL_IDLE = """() => {
 KERNEL_TIMEOUT_S = 120
 CELLS_TIMEOUT_S = 150
 DONE = "all checks passed"
+# The notebook has finished once its last line is out and the kernel is idle again: the line
+# alone is not enough, since the kernel streams a print's pieces as separate messages.
+FINISHED = f"""() => {{
+  const status = document.querySelector(".jp-Notebook-ExecutionIndicator");
+  return status && status.dataset.status === "idle"
+      && [...document.querySelectorAll(".jp-OutputArea-output")]
+          .some((e) => e.innerText.includes({DONE!r}));
+}}"""
 
 
 def lite_site() -> Path:
@@ -54,7 +62,7 @@ def check_example_notebook(printed: dict[str, str], offsite: list[str]) -> None:
     assert ast.literal_eval(printed["diagonal"]) == [1.0, 2.0, 3.0]
     assert ast.literal_eval(printed["trace"]) == float(np.trace(b @ b.T))
     assert printed[DONE] == \
-        "dot_general, transpose, to_contiguous, einsum, matmul, sum, diagonal, trace"
+        "dot_general, transpose, to_contiguous, einsum, matmul, sum, diagonal, trace", printed
     assert offsite == [], offsite
 
 
@@ -103,8 +111,7 @@ def run_in_chromium(site: Path) -> tuple[dict[str, str], list[str]]:
                 page.get_by_role("menuitem", name="Run").first.click()
                 page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
                 try:
-                    page.locator(".jp-OutputArea-output", has_text=DONE
-                                 ).wait_for(timeout=CELLS_TIMEOUT_S * 1000)
+                    page.wait_for_function(FINISHED, timeout=CELLS_TIMEOUT_S * 1000)
                     break
                 except PlaywrightTimeout:
                     page.screenshot(path=str(ARTIFACTS / "jupyterlite-stuck.png"),
@@ -161,12 +168,12 @@ FIREFOX_RUN_ALL = """
 """
 FIREFOX_OUTPUTS = f"""
   const done = arguments[arguments.length - 1];
-  const texts = () => [...document.querySelectorAll(".jp-OutputArea-output")]
-      .map((e) => e.innerText);
+  const finished = {FINISHED};
   const until = Date.now() + {CELLS_TIMEOUT_S * 1000};
   const poll = () => {{
-    const got = texts();
-    if (got.some((t) => t.includes({DONE!r})) || Date.now() > until) {{
+    if (finished() || Date.now() > until) {{
+      const got = [...document.querySelectorAll(".jp-OutputArea-output")]
+          .map((e) => e.innerText);
       return done({{texts: got, prompts: [...document.querySelectorAll(".jp-InputPrompt")]
                                          .map((e) => e.innerText.trim())}});
     }}
