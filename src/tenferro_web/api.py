@@ -132,7 +132,9 @@ def transpose(x: TensorLike, perm: Sequence[int] | None = None) -> Tensor:
 # dot_general's programs by call signature (adapter profile, operand dtypes and views, dimension
 # numbers, conjugation): one lookup per repeated call instead of a plan and a lowering lookup
 # (about 10% of its dispatch time in Pyodide). Only successful plans are kept, so a repeated
-# call raises exactly what planning would.
+# call raises exactly what planning would. Owned tensors are keyed by their shapes, which fix
+# their layouts, and the profile by its id: tuples and ints hash in C, which saved a chain of
+# small dot_generals about 15% of its Python time in Pyodide.
 DOT_PROGRAMS_MAX = 4096
 _DOT_PROGRAMS: dict[tuple[Any, ...], tuple[Program, DType, tuple[int, ...]]] = {}
 
@@ -143,37 +145,42 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
                           rhs_conj: bool = False) -> Tensor:
     """``dot_general`` with conjugation flags (ignored for F32, as conj is the identity)."""
     op = "dot_general"
+    owned_key = None
     if type(lhs) is Tensor and type(rhs) is Tensor:
         # Owned tensors (an op chain's case) planned before for this kind of device: the
         # program, without Operands, planning or lowering. Anything amiss (another device, a
         # lost one, lost contents) takes the full path below, which raises it.
         device = lhs.allocation.device
         cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
-        seen = _DOT_PROGRAMS.get((device.profile, lhs.dtype, lhs.layout, rhs.dtype, rhs.layout,
-                                  cfg, lhs_conj, rhs_conj))
+        owned_key = (device.profile_id, lhs.dtype, lhs.shape, rhs.dtype, rhs.shape, cfg,
+                     lhs_conj, rhs_conj)
+        seen = _DOT_PROGRAMS.get(owned_key)
         if seen is not None and rhs.allocation.device is device and device.intact:
             return device.execute(op, seen[0], (lhs, rhs), seen[1], seen[2])
     a = operand(op, lhs, "lhs")
     b = operand(op, rhs, "rhs")
     cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
     signature = (a.dtype, a.layout, b.dtype, b.layout, cfg, lhs_conj, rhs_conj)
+    seen = None
     if a.tensor is not None and b.tensor is not None:
         # Planned before for this kind of device: its program, without planning or lowering.
-        seen = _DOT_PROGRAMS.get((a.tensor.allocation.device.profile, *signature))
-        if seen is not None:
-            device = resident_device(op, a, b)
-            return device.execute(op, seen[0], (a.tensor, b.tensor), seen[1], seen[2])
-    with host_operands_first(op, (a, b)):
-        plan = plan_dot_general(a.dtype, a.layout, b.dtype, b.layout, cfg)
+        seen = _DOT_PROGRAMS.get((a.tensor.allocation.device.profile_id, *signature))
+    if seen is None:
+        with host_operands_first(op, (a, b)):
+            plan = plan_dot_general(a.dtype, a.layout, b.dtype, b.layout, cfg)
     device = resident_device(op, a, b)
     assert a.tensor is not None and b.tensor is not None
-    complex_ = plan.dtype.is_complex  # conj is the identity on reals: one program for F32
-    program = lower_dot_general(op, device.profile, plan, a.layout, b.layout,
-                                lhs_conj and complex_, rhs_conj and complex_)
-    if len(_DOT_PROGRAMS) >= DOT_PROGRAMS_MAX:
-        _DOT_PROGRAMS.clear()
-    _DOT_PROGRAMS[(device.profile, *signature)] = (program, plan.dtype, plan.out_shape)
-    return device.execute(op, program, (a.tensor, b.tensor), plan.dtype, plan.out_shape)
+    if seen is None:
+        complex_ = plan.dtype.is_complex  # conj is the identity on reals: one program for F32
+        program = lower_dot_general(op, device.profile, plan, a.layout, b.layout,
+                                    lhs_conj and complex_, rhs_conj and complex_)
+        if len(_DOT_PROGRAMS) >= DOT_PROGRAMS_MAX:
+            _DOT_PROGRAMS.clear()
+        seen = _DOT_PROGRAMS[(device.profile_id, *signature)] = \
+            (program, plan.dtype, plan.out_shape)
+    if owned_key is not None:
+        _DOT_PROGRAMS[owned_key] = seen
+    return device.execute(op, seen[0], (a.tensor, b.tensor), seen[1], seen[2])
 
 
 def dot_general(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Sequence[int],
@@ -289,7 +296,7 @@ def _schedule(profile: AdapterProfile, plan: EinsumPlan) -> Schedule:
 
 
 # Schedules by call signature (subscripts, optimize, adapter profile, operand dtypes and
-# layouts) for calls on owned tensors: a repeated einsum without Operands or a plan lookup.
+# shapes) for calls on owned tensors: a repeated einsum without Operands or a plan lookup.
 EINSUM_CALLS_MAX = 4096
 _EINSUM_CALLS: dict[tuple[Any, ...], Schedule] = {}
 
@@ -312,8 +319,9 @@ def _einsum_signature(subscripts: str, operands: Sequence[Any], optimize: Any
     assert device is not None
     if not device.intact:
         return None
-    return (subscripts, optimize, device.profile, *(x.dtype for x in operands),
-            *(x.layout for x in operands))
+    # Shapes fix owned tensors' layouts, and hash in C (see _DOT_PROGRAMS).
+    return (subscripts, optimize, device.profile_id, *(x.dtype for x in operands),
+            *(x.shape for x in operands))
 
 
 def _lowered(signature: tuple[Any, ...] | None, device: Device, plan: EinsumPlan) -> Schedule:

@@ -332,6 +332,16 @@ def test_repeated_dot_generals_reuse_their_program_and_still_check_residency():
     assert len(api._DOT_PROGRAMS) == cached
     np.testing.assert_array_equal(first.download_sync(), a @ b)
     np.testing.assert_array_equal(again.download_sync(), a @ b)
+    # Owned tensors are keyed by their shapes: axes equal to a kept call's but not integers
+    # still raise, and a view of the same shape and another layout gets its own program.
+    for axis in (True, 1.0):
+        with pytest.raises(tw.InvalidArgument, match="lhs_contracting_dims"):
+            tw.dot_general(da, db, [axis], [0])
+    square = rt.upload(ints(rng, (7, 7), np.float32))
+    np.testing.assert_array_equal(tw.dot_general(square.T, db, [1], [0]).download_sync(),
+                                  square.download_sync().T @ b)
+    np.testing.assert_array_equal(tw.dot_general(square, db, [1], [0]).download_sync(),
+                                  square.download_sync() @ b)
     with pytest.raises(tw.ForeignDomain):
         tw.dot_general(da, other.upload(b), [1], [0])
     rt.close()

@@ -71,6 +71,15 @@ class AdapterProfile:
         return size
 
 
+_PROFILE_IDS: dict[AdapterProfile, int] = {}
+
+
+def profile_id(profile: AdapterProfile) -> int:
+    """One small integer per distinct profile: the per-call program caches key on it (an int
+    hashes in C, a profile in Python, and those caches are looked up at every op)."""
+    return _PROFILE_IDS.setdefault(profile, len(_PROFILE_IDS))
+
+
 # Every storage buffer is a whole number of 16-byte units, so a kernel may view any of them as
 # array<vec4<f32>> without a partial last element.
 BINDING_ALIGN = 16

@@ -28,7 +28,7 @@ from ..errors import (
 )
 from ..lowering.copy import lower_copy
 from ..lowering.kernels import KernelKey
-from ..lowering.profile import AdapterProfile
+from ..lowering.profile import AdapterProfile, profile_id
 from ..lowering.program import BufferCopy, Clear, Launch, Program
 from ..planning.copy_plan import COPY_DTYPES
 from ..transport.protocol import CommandEncoder, Transport
@@ -111,6 +111,7 @@ class Device:
             context=info["context"])
         self.profile = AdapterProfile.of(self.adapter.is_cpu, self.adapter.limits, kernels,
                                          self.adapter.features)
+        self.profile_id = profile_id(self.profile)
         self.placement = Placement(MemoryKind.DEVICE, DeviceId(DeviceKind.WEBGPU, ordinal))
         self.encoder = CommandEncoder(self.adapter.limits["minStorageBufferOffsetAlignment"] // 4)
         self.buffers = BufferPool(transport, self.profile, *pool_caps)
