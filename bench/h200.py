@@ -363,6 +363,8 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
     workloads = ["--module", str(ROOT / "bench/workloads.py"), "workloads:main", "--size", "h200"]
     plan = {"dawn-fuzz": steps["dawn-fuzz"], "native-fuzz": steps["native-fuzz"],
             "dawn-ceiling": [*node[:2], str(ROOT / "bench/ceiling/ceiling.mjs")],
+            # the Node binding's JavaScript cost per dispatch, part of the Dawn lane's host time
+            "dawn-encode": [*node[:2], str(ROOT / "bench/ceiling/encode.mjs")],
             "native-ceiling": [sys.executable, str(ROOT / "bench/ceiling/ceiling.py")],
             "dawn-workloads": node + workloads,
             "native-workloads": [sys.executable, str(ROOT / "bench/workloads.py"), "--size",
@@ -394,7 +396,7 @@ def run_workloads(args, env: dict, node: list[str], steps: dict) -> int:
             report[step] = fuzz_summary(code, text)
         elif step.endswith(("profile", "sums", "order", "trimmed")):
             continue  # read in their logs
-        elif step.endswith(("ceiling", "placement")):
+        elif step.endswith(("ceiling", "placement", "encode")):
             report[step] = result_of(text) or {"exit": code, "error": text.splitlines()[-5:]}
         else:
             result = result_of(text)
@@ -442,6 +444,8 @@ def print_workloads(report: dict) -> None:
         if "copy" in c:
             print(f"{lane} ceiling: copy {c['copy']['gbps']:.0f} GB/s, sum {c['sum']['gbps']:.0f} "
                   f"GB/s ({c['mib']} MiB, vec4 loads)")
+    for name, row in (report.get("dawn-encode") or {}).get("variants", {}).items():
+        print(f"dawn encode {name}: {row['encode_us']:.2f} us per dispatch")
     for step in ("dawn-fuzz", "native-fuzz"):
         s = report.get(step, {})
         print(f"{step}: {s.get('cases')} cases x {s.get('families')} families, "
