@@ -3,9 +3,10 @@
 //   node --import tools/dawn_host.mjs bench/ceiling/encode.mjs   (Dawn's Node binding, npm webgpu)
 //   .venv/bin/python bench/ceiling/encode_page.py                (Chromium's binding, a page)
 // Per variant: 2000 dispatches of one workgroup in one compute pass, the encoding timed on the
-// host's clock (median and best of 15 passes), the submit apart. The variants tell how much of a
-// dispatch is the bind group call: with no dynamic offset, with the offset as a JS Array, and
-// the pass alone. Prints `RESULT {json}` in Node; a page reads `globalThis.encodeResult`.
+// host's clock (median and best of 15 passes, after one untimed), the submit apart. The
+// variants tell how much of a dispatch is the bind group call: with no dynamic offset, with the
+// offset as a JS Array, and the bind group alone. Prints `RESULT {json}` in Node; a page reads
+// `globalThis.encodeResult`.
 const DISPATCHES = 2000;
 const PASSES = 15;
 
@@ -49,50 +50,52 @@ const dynamic = setup(true);
 const fixed = setup(false);
 const offset = new Uint32Array(1);
 const offsetArray = [0];
+// Each variant: the bind group layout it needs, and what it encodes per dispatch.
 const variants = {
-  "setBindGroup (Uint32Array offset) + dispatch": (pass, i) => {
-    pass.setBindGroup(0, dynamic.groups[i % 3], offset, 0, 1);
+  "setBindGroup (Uint32Array offset) + dispatch": [dynamic, (pass, group) => {
+    pass.setBindGroup(0, group, offset, 0, 1);
     pass.dispatchWorkgroups(1);
-  },
-  "setBindGroup (Array offset) + dispatch": (pass, i) => {
-    pass.setBindGroup(0, dynamic.groups[i % 3], offsetArray);
+  }],
+  "setBindGroup (Array offset) + dispatch": [dynamic, (pass, group) => {
+    pass.setBindGroup(0, group, offsetArray);
     pass.dispatchWorkgroups(1);
-  },
-  "setBindGroup (no dynamic offset) + dispatch": (pass, i) => {
-    pass.setBindGroup(0, fixed.groups[i % 3]);
+  }],
+  "setBindGroup (no dynamic offset) + dispatch": [fixed, (pass, group) => {
+    pass.setBindGroup(0, group);
     pass.dispatchWorkgroups(1);
-  },
-  "setBindGroup (Uint32Array offset) alone": (pass, i) => {
-    pass.setBindGroup(0, dynamic.groups[i % 3], offset, 0, 1);
-  },
+  }],
+  "setBindGroup (Uint32Array offset) alone": [dynamic, (pass, group) => {
+    pass.setBindGroup(0, group, offset, 0, 1);
+  }],
 };
 
-async function timed(name, encode) {
-  const pipeline = name.includes("no dynamic") ? fixed.pipeline : dynamic.pipeline;
+async function timed({ pipeline, groups }, encode) {
   const encodeUs = [];
   const submitUs = [];
-  for (let trial = 0; trial < PASSES; trial++) {
+  for (let trial = -1; trial < PASSES; trial++) { // trial -1 warms up, untimed
     const start = performance.now();
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     pass.setPipeline(pipeline);
-    for (let i = 0; i < DISPATCHES; i++) encode(pass, i);
+    for (let i = 0; i < DISPATCHES; i++) encode(pass, groups[i % 3]);
     pass.end();
     const commands = encoder.finish();
     const encoded = performance.now();
     device.queue.submit([commands]);
-    submitUs.push(((performance.now() - encoded) * 1e3) / DISPATCHES);
-    encodeUs.push(((encoded - start) * 1e3) / DISPATCHES);
+    if (trial >= 0) {
+      submitUs.push(((performance.now() - encoded) * 1e3) / DISPATCHES);
+      encodeUs.push(((encoded - start) * 1e3) / DISPATCHES);
+    }
     await device.queue.onSubmittedWorkDone();
   }
-  const median = (xs) => xs.sort((x, y) => x - y)[xs.length >> 1];
-  return { encode_us: median([...encodeUs]), best_encode_us: Math.min(...encodeUs),
+  const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+  return { encode_us: median(encodeUs), best_encode_us: Math.min(...encodeUs),
     submit_us: median(submitUs) };
 }
 
 const result = { host: navigator.userAgent, dispatches: DISPATCHES, variants: {} };
-for (const [name, encode] of Object.entries(variants)) {
-  const row = (result.variants[name] = await timed(name, encode));
+for (const [name, [binding, encode]] of Object.entries(variants)) {
+  const row = (result.variants[name] = await timed(binding, encode));
   console.log(`encode ${name}: ${row.encode_us.toFixed(2)} us per dispatch (best ` +
     `${row.best_encode_us.toFixed(2)}), submit ${row.submit_us.toFixed(2)}`);
 }

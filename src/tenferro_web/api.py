@@ -145,7 +145,7 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
                           rhs_conj: bool = False) -> Tensor:
     """``dot_general`` with conjugation flags (ignored for F32, as conj is the identity)."""
     op = "dot_general"
-    owned_key = None
+    owned_key = cfg = None
     if type(lhs) is Tensor and type(rhs) is Tensor:
         # Owned tensors (an op chain's case) planned before for this kind of device: the
         # program, without Operands, planning or lowering. Anything amiss (another device, a
@@ -159,7 +159,8 @@ def dot_general_with_conj(lhs: TensorLike, rhs: TensorLike, lhs_contracting: Seq
             return device.execute(op, seen[0], (lhs, rhs), seen[1], seen[2])
     a = operand(op, lhs, "lhs")
     b = operand(op, rhs, "rhs")
-    cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
+    if cfg is None:  # owned tensors' axes were checked above, before their operands
+        cfg = DotGeneralConfig.of(lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
     signature = (a.dtype, a.layout, b.dtype, b.layout, cfg, lhs_conj, rhs_conj)
     seen = None
     if a.tensor is not None and b.tensor is not None:
