@@ -439,6 +439,15 @@ def print_workloads(report: dict) -> None:
             line += (f"{r['seconds'] * 1e3:>13.3f}{ratio:>8.2f}{kernel * 1e3:>9.3f}"
                      f"{kratio:>8.2f}" + (f"{share:>8.2f}" if share else f"{'':>8}") + mhz(r))
         print(line)
+    # Whether a host-bound case waits on the host or on the GPU: the trials' time up to the
+    # last call's return against the wall clock and the kernels.
+    for case in cases:
+        shares = [f"{lane} host {r['enqueue_seconds'] * 1e3:.3f} of {r['seconds'] * 1e3:.3f} ms"
+                  for lane in ("dawn", "native", "torch")
+                  if (r := rows.get((case, lane))) and r.get("enqueue_seconds")
+                  and r["kind"] in ("chain", "network")]
+        if shares:
+            print(f"{case}: " + ", ".join(shares))
     for lane in ("dawn", "native"):
         c = report.get(f"{lane}-ceiling") or {}
         if "copy" in c:

@@ -11,14 +11,16 @@ for WARMUP_SECONDS; at the H200's sizes, then CLOCK_BURST_SECONDS of the lane's 
 matmuls back to back (a GPU clocks down while a host-bound lane keeps it partly idle, and comes
 back up only under load: every lane starts its trials at the clock a busy GPU runs at); then 5
 trials of ``reps`` calls, each trial ending in ``await rt.synchronize()`` (torch:
-``torch.cuda.synchronize()``); the median per call. Each call's output is dropped at once, as a
-loop in a user's code drops it. "kernel_seconds" is one more trial under ``rt.kernel_timer()``,
-per call, and "kernels_us" that trial's dispatches of one call, in order: each one's kernel and
-mean microseconds. Every case whose reference is cheap is checked against numpy on the same
-values. The last line is ``RESULT {json}``: one row per case with ``case``, ``lane``,
-``seconds``, ``kernel_seconds``, ``kernels_us``, ``bytes`` (memory a call must move at least),
-``flops`` and ``window`` (the wall-clock seconds since the epoch when its trials began and
-ended: bench/h200.py reads the GPU's clock over it).
+``torch.cuda.synchronize()``); the median per call. "enqueue_seconds" is the same trials up to
+the last call's return: the host's share (enqueueing, and the submits it made), without the
+final wait. Each call's output is dropped at once, as a loop in a user's code drops it.
+"kernel_seconds" is one more trial under ``rt.kernel_timer()``, per call, and "kernels_us" that
+trial's dispatches of one call, in order: each one's kernel and mean microseconds. Every case
+whose reference is cheap is checked against numpy on the same values. The last line is
+``RESULT {json}``: one row per case with ``case``, ``lane``, ``seconds``, ``enqueue_seconds``,
+``kernel_seconds``, ``kernels_us``, ``bytes`` (memory a call must move at least), ``flops`` and
+``window`` (the wall-clock seconds since the epoch when its trials began and ended:
+bench/h200.py reads the GPU's clock over it).
 """
 
 from __future__ import annotations
@@ -221,9 +223,10 @@ Burst = Callable[[], Any] | None  # the lane's clock burst (an awaitable), or No
 
 
 async def timed(call: Callable[[], Any], wait: Callable[[], Any], reps: int,
-                burst: Burst) -> tuple[float, float]:
-    """Seconds per call by the module's rule (``wait`` is the lane's host barrier), and the
-    wall clock when the trials began."""
+                burst: Burst) -> tuple[float, float, float]:
+    """Seconds per call by the module's rule (``wait`` is the lane's host barrier), the same
+    up to the last call's return (the host's share: enqueueing and the submits it made, not
+    the final wait), and the wall clock when the trials began."""
     call()
     await wait()
     warm_until = time.perf_counter() + WARMUP_SECONDS
@@ -234,14 +237,15 @@ async def timed(call: Callable[[], Any], wait: Callable[[], Any], reps: int,
     if burst is not None:
         await burst()
     began = time.time()
-    times = []
+    times, enqueued = [], []
     for _ in range(TRIALS):
         start = time.perf_counter()
         for _ in range(reps):
             call()
+        enqueued.append((time.perf_counter() - start) / reps)
         await wait()
         times.append((time.perf_counter() - start) / reps)
-    return statistics.median(times), began
+    return statistics.median(times), statistics.median(enqueued), began
 
 
 def clock_burst(matmul: Callable[[], Any], wait: Callable[[], Any]) -> Callable[[], Any]:
@@ -269,7 +273,8 @@ def describe(r: dict) -> str:
     rate = f"{r['bytes'] / r['seconds'] / 1e9:9.1f} GB/s" if r["kind"] in (
         "permutation", "reduction") else f"{r['flops'] / r['seconds'] / 1e9:9.1f} GFLOP/s"
     allocated = f"  {r['allocations']} allocations" if r.get("allocations") else ""
-    return (f"{r['lane']:<7}{r['case']:<48}{r['seconds'] * 1e3:9.3f} ms {rate}  {kernel}"
+    host = f"host {r['enqueue_seconds'] * 1e3:.3f} ms  " if "enqueue_seconds" in r else ""
+    return (f"{r['lane']:<7}{r['case']:<48}{r['seconds'] * 1e3:9.3f} ms {rate}  {host}{kernel}"
             f"{allocated}")
 
 
@@ -303,8 +308,8 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print, profile: boo
         call = call_ours(case)
         pool = rt.device.buffers
         created = pool.allocations
-        seconds, began = await timed(lambda c=call, t=tensors: c(*t), rt.synchronize,
-                                     case.reps, burst)
+        seconds, enqueue, began = await timed(lambda c=call, t=tensors: c(*t),
+                                              rt.synchronize, case.reps, burst)
         # buffers allocated while timed (a pooled workload allocates none after its warm call)
         allocated = pool.allocations - created
         kernel, per_kernel = None, None
@@ -329,7 +334,8 @@ async def run_ours(rt, lane: str, cases: list[Workload], log=print, profile: boo
             error = float(np.max(np.abs(got - want)) / scale) if want.size else 0.0
             if error > 1e-4:
                 raise AssertionError(f"{case.name}: relative error {error:.2e} against numpy")
-        rows.append(row(case, lane, seconds, kernel, relative_error=error,
+        rows.append(row(case, lane, seconds, kernel, enqueue_seconds=enqueue,
+                        relative_error=error,
                         kernels_us=per_kernel, allocations=allocated, window=[began, ended]))
         log(describe(rows[-1]))
     return rows
@@ -407,7 +413,8 @@ async def run_torch(cases: list[Workload], log=print, burst: bool = False) -> li
     for case in cases:
         tensors = [torch.from_numpy(a).cuda() for a in case.operands()]
         call = call_torch(case)
-        seconds, began = await timed(lambda c=call, t=tensors: c(*t), wait, case.reps, warmer)
+        seconds, enqueue, began = await timed(lambda c=call, t=tensors: c(*t), wait,
+                                              case.reps, warmer)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(case.reps):
@@ -415,7 +422,7 @@ async def run_torch(cases: list[Workload], log=print, burst: bool = False) -> li
         end.record()
         torch.cuda.synchronize()
         rows.append(row(case, "torch", seconds, start.elapsed_time(end) / 1e3 / case.reps,
-                        window=[began, time.time()]))
+                        enqueue_seconds=enqueue, window=[began, time.time()]))
         log(describe(rows[-1]))
     return rows
 
