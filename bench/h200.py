@@ -64,6 +64,11 @@ BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
 # split-K's fill target on the cases of small products, and the sums' grids
 FILL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained|matmul c32",
               "--set", "lowering.gemm.SPLIT_FILL_GROUPS=0,128,256,512,1024"]
+# gemm_blocked for the products whose gemm_tiled grid is a few workgroups (lowering.gemm's
+# SMALL_PRODUCT: below how many workgroups, and the block per invocation)
+SMALL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained",
+               "--set", "lowering.gemm.SMALL_PRODUCT=(0,1);(2,1);(2,2);(4,1);(4,2);(8,2);(16,2);"
+                        "(16,4)"]
 SUMS_SWEEP = ["--size", "h200", "--only", "sum 8192|sum batched",
               "--set", "lowering.reduce.TREE_TARGET_GROUPS=1024,2048,4096,8192",
               "--set", "lowering.reduce.ROWS_TARGET_INVOCATIONS=32768,65536,131072,262144,1048576"]
@@ -268,13 +273,17 @@ def main() -> int:
                                       "workloads:main", *FILL_SWEEP],
                  "native-fill": native("workloads", *FILL_SWEEP),
                  "torch-fill": native("workloads", *FILL_SWEEP[:4], "--lane", "torch"),
+                 "dawn-small": node + ["--module", str(ROOT / "bench/workloads.py"),
+                                       "workloads:main", *SMALL_SWEEP],
+                 "native-small": native("workloads", *SMALL_SWEEP),
+                 "torch-small": native("workloads", *SMALL_SWEEP[:4], "--lane", "torch"),
                  "dawn-grids": node + ["--module", str(ROOT / "bench/workloads.py"),
                                        "workloads:main", *SUMS_SWEEP],
                  "native-grids": native("workloads", *SUMS_SWEEP)}
     if args.workloads:
         return run_workloads(args, env, node, steps)
     for step, cmd in chosen(steps, args.steps).items():
-        timed = step.endswith(("copies", "batch", "fill", "grids", "sweep"))  # by timestamps
+        timed = step.endswith(("copies", "batch", "fill", "small", "grids", "sweep"))  # timestamps
         code, text = run_logged(cmd, {**env, "TENFERRO_DAWN_OPTIONS": UNQUANTIZED} if timed
                                 else env, args.out / f"{step}.log", timeout=420 if timed else 240)
         if step.endswith("fuzz"):

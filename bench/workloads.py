@@ -356,10 +356,10 @@ def batch_tile_settings(tiles: str) -> list[tuple[str, dict[str, Any]]]:
 
 def constant_settings(assignment: str) -> list[tuple[str, dict[str, Any]]]:
     """--set MODULE.NAME=V1,V2,...: a constant of tenferro_web.MODULE, one setting per
-    value (Python literals)."""
+    value (Python literals; separated by ';' instead where a value holds commas)."""
     target, _, values = assignment.partition("=")
     return [(f"{target}={value}", {target: ast.literal_eval(value)})
-            for value in values.split(",")]
+            for value in values.split(";" if ";" in values else ",")]
 
 
 async def sweep_settings(rt, lane: str, cases: list[Workload],
@@ -442,7 +442,8 @@ async def main(argv: list[str]) -> int:
                              "between): each runs the cases with that tile alone")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=V1,V2",
                         help="a constant of tenferro_web.MODULE to try at each value "
-                             "in turn (repeatable; each setting alone)")
+                             "in turn (repeatable; each setting alone; ';' between values "
+                             "that hold commas)")
     parser.add_argument("--trim-pool", action="store_true",
                         help="give the storage pool's free buffers back to the device before "
                              "each case (does an earlier case's memory slow a later one?)")

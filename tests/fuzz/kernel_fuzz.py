@@ -17,6 +17,7 @@ it only awaits ``download()`` and never blocks.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import tenferro_web as tw
+from tenferro_web.lowering import gemm
 
 # Where kernel selection changes: split-K (lowering/gemm.py) and the output tile edges of both
 # kernel families (tiled 64 and 128, blocked 8*TM and 8*TN).
@@ -39,6 +41,10 @@ SUM_EXTENTS = (1, 3, 4, 7, 31, 32, 33, 64, 255, 1000, 4095, 4096, 4097, 9001, 70
 # Batches around the batch-first GEMM's edges: below its minimum (8), partial and whole warps,
 # and multiples of 4 that are not of 8 (a workgroup's last 8 entries half empty).
 BATCH_EXTENTS = (1, 2, 3, 5, 8, 9, 12, 31, 32, 33, 36, 64, 70)
+# lowering.gemm.SMALL_PRODUCT's candidates: every tiled output of the tile-edge cases (at most
+# 130 x 130, 9 workgroups) on gemm_blocked, one to four rows and columns per invocation.
+SMALL_PRODUCTS = ((16, 1), (16, 2), (16, 4))
+TILED_EDGES = tuple(e for e in TILE_EDGES if e >= 63)
 LETTERS = "abcdefghij"
 # The lane a reproducer names: Pyodide runs the browser transport (Chromium, or Node + Dawn).
 LANE = "dawn" if sys.platform == "emscripten" else "native"
@@ -131,6 +137,7 @@ def einsum_ref(spec: str, *arrays) -> np.ndarray:
 
 def dot_case(rng: np.random.Generator):
     regime = rng.choice(["small", "tiles", "split", "batched"], p=[0.35, 0.3, 0.2, 0.15])
+    small = None  # lowering.gemm.SMALL_PRODUCT for this case (None: the default)
     # 16-byte loads are an f32 variant: most split-K cases are f32 and compact.
     dtype = np.dtype(rng.choice(["float32", "complex64"], p=[0.75, 0.25] if regime == "split"
                                 else [0.5, 0.5]))
@@ -148,6 +155,11 @@ def dot_case(rng: np.random.Generator):
     elif regime == "tiles":
         free_l, free_r = [int(rng.choice(TILE_EDGES))], [int(rng.choice(TILE_EDGES))]
         k_ext, batch = [int(rng.integers(1, 40))], []
+        if rng.random() < 0.3:
+            # GPUs' small products on gemm_blocked (a sweep's candidate until a GPU chooses;
+            # off by default): tiled outputs, each block it can take
+            small = SMALL_PRODUCTS[int(rng.integers(len(SMALL_PRODUCTS)))]
+            free_l, free_r = [int(rng.choice(TILED_EDGES))], [int(rng.choice(TILED_EDGES))]
         if rng.random() < 0.3:  # split a free group over two axes
             free_l = [free_l[0], int(rng.integers(1, 4))]
     elif regime == "batched":
@@ -182,15 +194,34 @@ def dot_case(rng: np.random.Generator):
         else (False, False)
 
     async def run(rt):
-        got = await tw.dot_general_with_conj(lhs.device(rt), rhs.device(rt), lc, rc, lb, rb,
-                                             lconj, rconj).download()
+        with small_product(small):
+            got = await tw.dot_general_with_conj(lhs.device(rt), rhs.device(rt), lc, rc, lb, rb,
+                                                 lconj, rconj).download()
         want = dot_general_ref(lhs.host, rhs.host, lc, rc, lb, rb, lconj, rconj)
         return got, want.astype(dtype)
 
     conj = f", conj=({lconj}, {rconj})" if dtype.kind == "c" else ""
+    setting = f" with SMALL_PRODUCT={small}" if small else ""
     text = (f"{dtype.name} dot_general({lhs!r}, {rhs!r}, lc={lc}, rc={rc}, lb={lb}, rb={rb}"
-            f"{conj})")
+            f"{conj}){setting}")
     return text, run
+
+
+@contextlib.contextmanager
+def small_product(setting: tuple[int, int] | None):
+    """lowering.gemm.SMALL_PRODUCT set to ``setting`` (None: left as it is) for the calls
+    inside, the kept programs dropped on the way in and out."""
+    if setting is None:
+        yield
+        return
+    kept = gemm.SMALL_PRODUCT
+    gemm.SMALL_PRODUCT = setting
+    tw.api.forget_programs()
+    try:
+        yield
+    finally:
+        gemm.SMALL_PRODUCT = kept
+        tw.api.forget_programs()
 
 
 def dot_general_ref(lhs, rhs, lc, rc, lb=(), rb=(), lconj=False, rconj=False) -> np.ndarray:

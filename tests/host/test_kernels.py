@@ -163,6 +163,27 @@ def test_split_k_fills_a_gpu_where_the_output_gives_few_workgroups():
     assert spec(256, 300, 256).batch == 1           # too short to split
 
 
+def test_gpu_small_products_run_gemm_blocked_where_the_setting_asks(monkeypatch):
+    from tenferro_web.dtypes import DType
+    from tenferro_web.layout import dense_layout
+    from tenferro_web.lowering import gemm
+    from tenferro_web.lowering.profile import AdapterProfile
+    from tenferro_web.planning.dot_general_plan import DotGeneralConfig, plan_dot_general
+
+    def spec(m, k, n, cpu=False):
+        p = plan_dot_general(DType.F32, dense_layout((m, k)), DType.F32, dense_layout((k, n)),
+                             DotGeneralConfig.of([1], [0]))
+        s = gemm.gemm_spec(AdapterProfile(cpu), p)
+        return s.key.name, s.tm, s.tn, s.groups
+
+    assert spec(64, 64, 64) == ("gemm_tiled", 4, 4, 1)  # the default: gemm_tiled always
+    monkeypatch.setattr(gemm, "SMALL_PRODUCT", (4, 2))
+    assert spec(64, 64, 64) == ("gemm_blocked", 2, 2, 16)  # one tiled workgroup: below 4
+    assert spec(128, 64, 128)[0] == "gemm_tiled"  # four: not below
+    assert spec(256, 4096, 256)[0] == "gemm_tiled"  # split-K fills it instead
+    assert spec(64, 64, 64, cpu=True)[1:] == (4, 4, 4)  # CPU adapters keep their blocks
+
+
 def test_grids_spread_over_two_dimensions():
     from tenferro_web.lowering.profile import AdapterProfile
 

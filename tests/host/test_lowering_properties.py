@@ -186,6 +186,34 @@ def test_dot_general_programs_compute_numpys_result(problem, profile, seed, batc
             assert all(job == (0, plan.k) for job in jobs)
 
 
+@SETTINGS
+@given(problem=dot_problems(), profile=PROFILES, seed=st.integers(0, 2**16),
+       small=st.sampled_from([(16, 1), (16, 2), (16, 4), (2, 1)]))
+def test_small_products_on_gemm_blocked_compute_numpys_result(problem, profile, seed, small):
+    """lowering.gemm.SMALL_PRODUCT's candidates (GPUs' few-workgroup products on gemm_blocked)
+    compute what the default does."""
+    from tenferro_web.lowering import gemm
+
+    dtype, (lview, lback), (rview, rback), cfg, conj = problem
+    rng = np.random.default_rng(seed)
+    lflat, rflat = small_ints(rng, lback, dtype), small_ints(rng, rback, dtype)
+    plan = plan_dot_general(dtype, lview, dtype, rview, cfg)
+    kept = gemm.SMALL_PRODUCT
+    gemm.SMALL_PRODUCT = small
+    lower_dot_general.cache_clear()
+    try:
+        program = lowered(lower_dot_general, OP, profile, plan, lview, rview, *conj)
+    finally:
+        gemm.SMALL_PRODUCT = kept
+        lower_dot_general.cache_clear()
+    if program is None:
+        return
+    check_words_and_grids(program, profile)
+    out, _ = run_program(program, [lflat, rflat], dtype.numpy)
+    want = reference(gather(lflat, lview), gather(rflat, rview), cfg, conj)
+    np.testing.assert_array_equal(out[: plan.out_size], want.reshape(-1, order="F"))
+
+
 def test_the_two_reported_split_k_shapes_lower_to_aligned_loads():
     """Regression: split-K turned K chunks into batch entries whose step (K per chunk times the
     K stride) was not a multiple of 4, and 16-byte loads read misaligned starts (max error 1538

@@ -38,6 +38,13 @@ SPLIT_MAX_CHUNKS = 256
 # SPLIT_FILL_MIN_CHUNK, until it gives about that many.
 SPLIT_FILL_GROUPS = 256
 SPLIT_FILL_MIN_CHUNK = 256
+# On GPUs, a product that split-K leaves whole and whose gemm_tiled grid gives fewer than
+# SMALL_PRODUCT[0] workgroups runs gemm_blocked with SMALL_PRODUCT[1] x SMALL_PRODUCT[1] per
+# invocation: more workgroups, each with a shorter path, for a product whose time is latency
+# (a 64^3 one is a single gemm_tiled workgroup). (0, _): gemm_tiled always. A GPU's choice:
+# `bench/h200.py --sweep --steps dawn-small,native-small` times the chain and the networks at
+# each candidate.
+SMALL_PRODUCT = (0, 1)
 # Chunk lengths are multiples of this, so every chunk of a K-contiguous operand starts
 # 16-byte aligned when the operand does (vector loads stay usable).
 SPLIT_STEP_ALIGN = 64
@@ -380,6 +387,11 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
     tiled = not profile.cpu and plan.m >= 64 and plan.n >= 64
     tiles = gpu_tiles(profile, scalar, plan) if tiled else None
     chunks, k_step = split_k_chunks(plan, tiles.output_groups(plan.m, plan.n) if tiles else None)
+    small_groups, small_block = SMALL_PRODUCT
+    latency_bound = tiles is not None and chunks == 1 \
+        and tiles.output_groups(plan.m, plan.n) * plan.batch < small_groups
+    if latency_bound:
+        tiled, tiles = False, None
     if chunks > 1:
         k, batch = k_step, chunks
         a_access = OperandAccess(a.offset, a.row_stride, a.col_stride, k_step * a.col_stride)
@@ -399,6 +411,8 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
     else:
         macs = plan.m * plan.n * plan.k * plan.batch
         tm, tn, bk, buffers = cpu_block(plan.m, macs), min(cpu_block(plan.n, macs), 8), 0, 0
+        if latency_bound:
+            tm = tn = small_block
         a_k_fast = b_k_fast = vec_a = vec_b = vec_c = spread_m = False
     return GemmSpec(scalar, tiled, tm, tn, bk, buffers, a_k_fast, b_k_fast, vec_a, vec_b, vec_c,
                     spread_m,
