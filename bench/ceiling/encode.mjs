@@ -1,11 +1,12 @@
 // The JavaScript cost of encoding one dispatch the way js/bridge.mjs does (setBindGroup with a
-// dynamic offset from a Uint32Array, then dispatchWorkgroups), in the host it runs in:
+// dynamic offset, then dispatchWorkgroups), in the host it runs in:
 //   node --import tools/dawn_host.mjs bench/ceiling/encode.mjs   (Dawn's Node binding, npm webgpu)
 //   .venv/bin/python bench/ceiling/encode_page.py                (Chromium's binding, a page)
 // Per variant: 2000 dispatches of one workgroup in one compute pass, the encoding timed on the
 // host's clock (median and best of 15 passes, after one untimed), the submit apart. The
-// variants tell how much of a dispatch is the bind group call: with no dynamic offset, with the
-// offset as a JS Array, and the bind group alone. Prints `RESULT {json}` in Node; a page reads
+// variants tell how much of a dispatch is the bind group call: the offset from a Uint32Array
+// range (the bridge's form in browsers), as a JS Array (its form in Node), with no dynamic
+// offset, and the bind group alone. Prints `RESULT {json}` in Node; a page reads
 // `globalThis.encodeResult`.
 const DISPATCHES = 2000;
 const PASSES = 15;
