@@ -64,11 +64,14 @@ BATCH_SWEEP = ["--size", "h200", "--only", "einsum b", "--batch-tiles",
 # split-K's fill target on the cases of small products, and the sums' grids
 FILL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained|matmul c32",
               "--set", "lowering.gemm.SPLIT_FILL_GROUPS=0,128,256,512,1024"]
-# gemm_blocked for the products whose gemm_tiled grid is a few workgroups (lowering.gemm's
-# SMALL_PRODUCT: below how many workgroups, and the block per invocation)
+# Chains of small ops: gemm_blocked for the products whose gemm_tiled grid is a few workgroups
+# (lowering.gemm's SMALL_PRODUCT: below how many workgroups, and the block per invocation), and
+# how many dispatches a stream holds before it is submitted (the GPU idles until the first
+# submit; every submit costs the host about 100 us)
 SMALL_SWEEP = ["--size", "h200", "--only", "einsum a|einsum i|MPS|chained",
                "--set", "lowering.gemm.SMALL_PRODUCT=(0,1);(2,1);(2,2);(4,1);(4,2);(8,2);(16,2);"
-                        "(16,4)"]
+                        "(16,4)",
+               "--set", "runtime.device.MAX_PENDING_DISPATCHES=16,24,32,48,64"]
 SUMS_SWEEP = ["--size", "h200", "--only", "sum 8192|sum batched",
               "--set", "lowering.reduce.TREE_TARGET_GROUPS=1024,2048,4096,8192",
               "--set", "lowering.reduce.ROWS_TARGET_INVOCATIONS=32768,65536,131072,262144,1048576"]

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 # A stream this long is submitted without waiting for a readback, so that the GPU works on a
 # chain of small ops while Python enqueues the rest (H200, 100 chained 64^3 dot_generals per
 # call: 4.7 -> 2.5 ms natively and 4.4 -> 3.9 ms through Dawn with 50 rather than 512; 25 is
-# slower through Dawn, whose every submit costs about 100 us there).
+# slower through Dawn, whose every submit costs about 100 us there; `bench/h200.py --sweep
+# --steps dawn-small,native-small` tries 16-64 on the chain as it is now).
 MAX_PENDING_DISPATCHES = 48
 # A stream holding this many workgroups is submitted at once, so the GPU starts on large ops
 # while Python enqueues the next ones instead of waiting for the readback (a 1024^3 GEMM is
