@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kernel_fuzz import dot_general_ref, ints
+from kernel_fuzz import dot_general_ref, ints, small_product
 from kernel_fuzz import gather as fuzz_gather
 from kernel_model import run_program
 
@@ -158,6 +158,22 @@ def check_words_and_grids(program, profile: AdapterProfile) -> None:
 @given(problem=dot_problems(), profile=PROFILES, seed=st.integers(0, 2**16),
        batch_first=st.booleans())
 def test_dot_general_programs_compute_numpys_result(problem, profile, seed, batch_first):
+    check_dot_general_program(problem, profile, seed, batch_first)
+
+
+@SETTINGS
+@given(problem=dot_problems(), profile=PROFILES, seed=st.integers(0, 2**16),
+       small=st.sampled_from([(16, 1), (16, 2), (16, 4), (2, 1)]))
+def test_small_products_on_gemm_blocked_compute_numpys_result(problem, profile, seed, small):
+    """lowering.gemm.SMALL_PRODUCT's candidates (GPUs' few-workgroup products on gemm_blocked)
+    hold every invariant the default does."""
+    with small_product(small):
+        check_dot_general_program(problem, profile, seed, batch_first=False)
+
+
+def check_dot_general_program(problem, profile, seed, batch_first):
+    """The problem's program computes numpy's result, with aligned vector loads and its GEMM's
+    jobs covering the contraction once."""
     dtype, (lview, lback), (rview, rback), cfg, conj = problem
     rng = np.random.default_rng(seed)
     lflat, rflat = small_ints(rng, lback, dtype), small_ints(rng, rback, dtype)
@@ -184,34 +200,6 @@ def test_dot_general_programs_compute_numpys_result(problem, profile, seed, batc
             assert all(a[1] == b[0] and b[1] > b[0] for a, b in zip(jobs, jobs[1:])), jobs
         else:
             assert all(job == (0, plan.k) for job in jobs)
-
-
-@SETTINGS
-@given(problem=dot_problems(), profile=PROFILES, seed=st.integers(0, 2**16),
-       small=st.sampled_from([(16, 1), (16, 2), (16, 4), (2, 1)]))
-def test_small_products_on_gemm_blocked_compute_numpys_result(problem, profile, seed, small):
-    """lowering.gemm.SMALL_PRODUCT's candidates (GPUs' few-workgroup products on gemm_blocked)
-    compute what the default does."""
-    from tenferro_web.lowering import gemm
-
-    dtype, (lview, lback), (rview, rback), cfg, conj = problem
-    rng = np.random.default_rng(seed)
-    lflat, rflat = small_ints(rng, lback, dtype), small_ints(rng, rback, dtype)
-    plan = plan_dot_general(dtype, lview, dtype, rview, cfg)
-    kept = gemm.SMALL_PRODUCT
-    gemm.SMALL_PRODUCT = small
-    lower_dot_general.cache_clear()
-    try:
-        program = lowered(lower_dot_general, OP, profile, plan, lview, rview, *conj)
-    finally:
-        gemm.SMALL_PRODUCT = kept
-        lower_dot_general.cache_clear()
-    if program is None:
-        return
-    check_words_and_grids(program, profile)
-    out, _ = run_program(program, [lflat, rflat], dtype.numpy)
-    want = reference(gather(lflat, lview), gather(rflat, rview), cfg, conj)
-    np.testing.assert_array_equal(out[: plan.out_size], want.reshape(-1, order="F"))
 
 
 def test_the_two_reported_split_k_shapes_lower_to_aligned_loads():

@@ -386,10 +386,11 @@ def gemm_spec(profile: AdapterProfile, plan: DotGeneralPlan, a_conj: bool = Fals
     scalar = "c32" if plan.dtype is DType.C32 else "f32"
     tiled = not profile.cpu and plan.m >= 64 and plan.n >= 64
     tiles = gpu_tiles(profile, scalar, plan) if tiled else None
-    chunks, k_step = split_k_chunks(plan, tiles.output_groups(plan.m, plan.n) if tiles else None)
+    output_groups = tiles.output_groups(plan.m, plan.n) if tiles else None
+    chunks, k_step = split_k_chunks(plan, output_groups)
     small_groups, small_block = SMALL_PRODUCT
-    latency_bound = tiles is not None and chunks == 1 \
-        and tiles.output_groups(plan.m, plan.n) * plan.batch < small_groups
+    latency_bound = output_groups is not None and chunks == 1 \
+        and output_groups * plan.batch < small_groups
     if latency_bound:
         tiled, tiles = False, None
     if chunks > 1:
